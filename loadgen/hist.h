@@ -1,0 +1,66 @@
+/*
+ * hist.h - log-linear latency histogram in the style of HdrHistogram.
+ *
+ * Values are recorded in nanoseconds.  The value range is split into
+ * power-of-two buckets; each bucket holds 1024 linear sub-buckets, so any
+ * recorded value is known to within 1/1024 of itself (better than three
+ * significant decimal digits) from 1 ns up to HIST_HIGHEST (just above one
+ * minute).  Larger values are clamped to HIST_HIGHEST for the counts while the
+ * exact maximum is kept separately.
+ *
+ * Histograms with the same layout merge by adding their counts, so per
+ * thread and per interval histograms can be combined without loss.
+ */
+#ifndef HIST_H
+#define HIST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define HIST_SUB_BITS     10                        /* half of the sub-buckets */
+#define HIST_SUB_HALF     (1u << HIST_SUB_BITS)     /* 1024 */
+#define HIST_SUB_COUNT    (2u << HIST_SUB_BITS)     /* 2048 */
+#define HIST_HIGHEST      (INT64_C(64) * 1000000000) /* 64 s in ns */
+#define HIST_BUCKETS      26                        /* 2048 << 25 > 64e9 */
+#define HIST_COUNTS       ((int)((HIST_BUCKETS + 1) * HIST_SUB_HALF))
+
+struct hist {
+	uint64_t total;
+	int64_t min;
+	int64_t max;
+	uint64_t counts[HIST_COUNTS];
+};
+
+void hist_init(struct hist *h);
+void hist_reset(struct hist *h);
+/* Record one value (negative values count as 0). */
+void hist_record(struct hist *h, int64_t v);
+void hist_record_n(struct hist *h, int64_t v, uint64_t n);
+/* dst += src */
+void hist_merge(struct hist *dst, const struct hist *src);
+
+/* Index of the counter that holds v, and the inverse (lowest value there). */
+int hist_index(int64_t v);
+int64_t hist_index_value(int idx);
+/* The range of values that share v's counter. */
+int64_t hist_lowest_equiv(int64_t v);
+int64_t hist_highest_equiv(int64_t v);
+
+/*
+ * The value at percentile p (0..100): the highest value equivalent to the
+ * recorded value of rank ceil(p/100 * total) (at least 1), capped at the
+ * exact maximum.  0 when empty.
+ */
+int64_t hist_percentile(const struct hist *h, double p);
+/* The rank used by hist_percentile, exposed for tests. */
+uint64_t hist_rank(uint64_t total, double p);
+double hist_mean(const struct hist *h);
+
+/*
+ * Write the histogram as a JSON object:
+ * {"unit":"ns","sub_buckets":2048,"total":N,"min":..,"max":..,
+ *  "buckets":[[lowest_value,count],...]}   (non-empty counters only)
+ */
+void hist_write_json(const struct hist *h, FILE *f);
+
+#endif /* HIST_H */
