@@ -478,7 +478,7 @@ static void verify_fail(struct thread *t, const struct proto_reply *pr,
 		fprintf(stderr, "loadgen: verify: key %.*s: %s", (int)pr->keylen,
 			pr->key, what);
 		if (off >= 0)
-			fprintf(stderr, " at offset %ld (got length %zu, expected %u)",
+			fprintf(stderr, " at offset %ld (length %zu, expected %u)",
 				off, pr->datalen,
 				gen_value_len(&cfg.gen, pr->key, pr->keylen));
 		else
@@ -560,8 +560,13 @@ static int handle_reply(struct conn *c, const struct proto_reply *pr, int64_t no
 		if (cfg.verify && t->phase == PH_RUN) {
 			long off = gen_value_check(&cfg.gen, pr->key, pr->keylen,
 						   pr->data, pr->datalen);
-			if (off >= 0)
-				verify_fail(t, pr, "wrong byte", off);
+			if (off >= 0) {
+				size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
+				size_t n = pr->datalen < want ? pr->datalen : want;
+
+				verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
+					    "wrong length" : "wrong byte", off);
+			}
 			else if (pr->flags != 0)
 				verify_fail(t, pr, "flags", -1);
 		}
@@ -632,8 +637,13 @@ static void conn_read(struct conn *c, int64_t now)
 		if (!used)
 			break;
 		if (handle_reply(c, &pr, now)) {
-			c->t->st.errors++;
-			/* the failing request is lost with the connection */
+			/*
+			 * The stream is out of step: the pending requests are
+			 * counted as errors when the connection is dropped; a
+			 * reply with nothing pending is one error of its own.
+			 */
+			if (!c->rcount)
+				c->t->st.errors++;
 			conn_fail(c, "protocol error on", EPROTO, now);
 			return;
 		}

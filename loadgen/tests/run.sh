@@ -1,0 +1,277 @@
+#!/bin/sh
+# run.sh - every host test of loadgen: unit tests (plain and sanitizer
+# builds), then runs against Debian's memcached, the cached daemon and
+# tests/fakeserver.py.  One line per test, "PASS name" or "FAIL name", then
+# "N passed, N failed"; exit status 1 on any failure.
+#
+# Servers listen on free random loopback ports; everything started here is
+# stopped on exit.
+
+cd "$(dirname "$0")/.." || exit 1
+LG=./loadgen
+TMP=$(mktemp -d /tmp/loadgen-test.XXXXXX)
+PIDS=""
+passed=0
+failed=0
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+result() {	# result NAME STATUS [why]
+	if [ "$2" = 0 ]; then
+		echo "PASS $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1${3:+  # $3}"
+		failed=$((failed + 1))
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT: up to 5 s for something to listen there
+wait_port() {
+	python3 - "$1" <<'PY'
+import socket, sys, time
+for _ in range(100):
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+PY
+}
+
+# jget FILE KEY: one top-level field of a JSON file
+jget() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null
+}
+
+# start_memcached: sets MC_PORT and MC_PID (retries on a port race)
+start_memcached() {
+	for _ in 1 2 3 4 5; do
+		MC_PORT=$(free_port)
+		memcached -u root -l 127.0.0.1 -p "$MC_PORT" -U 0 -t 2 -m 128 "$@" &
+		MC_PID=$!
+		if wait_port "$MC_PORT" && kill -0 "$MC_PID" 2>/dev/null; then
+			PIDS="$PIDS $MC_PID"
+			return 0
+		fi
+		kill "$MC_PID" 2>/dev/null
+	done
+	return 1
+}
+
+# start_fake ARGS...: sets FS_PORT and FS_PID
+start_fake() {
+	python3 tests/fakeserver.py "$@" > "$TMP/fs.port" &
+	FS_PID=$!
+	PIDS="$PIDS $FS_PID"
+	for _ in $(seq 50); do
+		[ -s "$TMP/fs.port" ] && break
+		sleep 0.1
+	done
+	FS_PORT=$(cat "$TMP/fs.port")
+	wait_port "$FS_PORT"
+}
+
+stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- unit tests
+for t in test_hist test_zipf test_proto; do
+	for build in build-test build-asan; do
+		prefix=""
+		[ "$build" = build-asan ] && prefix="asan/"
+		out=$("$build/$t" "$prefix" 2>&1)
+		rc=$?
+		echo "$out" | grep -E '^(PASS|FAIL|  #) '
+		p=$(echo "$out" | grep -c '^PASS ')
+		f=$(echo "$out" | grep -c '^FAIL ')
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			result "$prefix$t (exit status $rc)" 1 "$(echo "$out" | tail -3 | tr '\n' ' ')"
+		fi
+	done
+done
+
+# ---------------------------------------------------------------- options
+rc=0
+for o in $(sed -n 's/^	{ "\([a-z-]*\)", .*/\1/p' loadgen.c); do
+	$LG --help | grep -q -- "--$o" || { rc=1; echo "  # --$o undocumented"; }
+done
+result help_documents_every_option $rc
+
+rc=0
+for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
+	"--server nocolon" "--get-ratio 2" "--ratio 1" "--multiget 101" "stray" \
+	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999"; do
+	# shellcheck disable=SC2086
+	$LG $args > "$TMP/out" 2> "$TMP/err"
+	st=$?
+	lines=$(wc -l < "$TMP/err")
+	if [ "$st" != 64 ] || [ "$lines" != 1 ]; then
+		rc=1
+		echo "  # '$args': exit $st, $lines lines on stderr"
+	fi
+done
+result bad_arguments_exit_64 $rc
+
+# ---------------------------------------------------------------- memcached
+if ! start_memcached; then
+	result memcached_starts 1 "memcached did not start"
+else
+	$LG -s 127.0.0.1:$MC_PORT -t 2 -c 4 -d 1.5 -k 5000 --warmup --verify \
+		--gen size=100-4096,seed=3 --dist zipf:0.99 --json "$TMP/v.json" \
+		> "$TMP/out" 2> "$TMP/err"
+	st=$?
+	rc=0
+	[ "$st" = 0 ] || rc=1
+	[ "$(jget "$TMP/v.json" verify_errors)" = 0 ] || rc=1
+	[ "$(jget "$TMP/v.json" errors)" = 0 ] || rc=1
+	[ "$(jget "$TMP/v.json" misses)" = 0 ] || rc=1
+	[ "$(jget "$TMP/v.json" hits)" -gt 1000 ] 2>/dev/null || rc=1
+	grep -q 'warmup: 5000 keys' "$TMP/err" || rc=1
+	result memcached_verify_zero_errors $rc "exit $st; $(tail -2 "$TMP/err" | tr '\n' ' ')"
+
+	$LG -s 127.0.0.1:$MC_PORT -t 2 -c 2 -p 8 -m 10 -d 1 -k 5000 --verify \
+		--gen size=100-4096,seed=3 --json "$TMP/m.json" > "$TMP/out" 2> "$TMP/err"
+	st=$?
+	rc=0
+	[ "$st" = 0 ] && [ "$(jget "$TMP/m.json" verify_errors)" = 0 ] &&
+		[ "$(jget "$TMP/m.json" hits)" -gt 1000 ] || rc=1
+	result memcached_multiget_pipeline_verify $rc "exit $st"
+
+	$LG -s 127.0.0.1:$MC_PORT -t 2 -c 3 -p 4 -n 5000 -q --json "$TMP/n.json" 2> "$TMP/err"
+	st=$?
+	rc=0
+	[ "$st" = 0 ] && [ "$(jget "$TMP/n.json" ops)" = 5000 ] || rc=1
+	result ops_count_exact $rc "exit $st, ops $(jget "$TMP/n.json" ops)"
+
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2 -i 0.5 -q --json "$TMP/i.json" \
+		> "$TMP/ivl" 2> "$TMP/err"
+	python3 - "$TMP/ivl" "$TMP/i.json" <<'PY'
+import json, sys
+keys = {"t", "ops", "hits", "misses", "errors", "verify_errors",
+        "p50_us", "p90_us", "p99_us", "p999_us", "max_us"}
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) >= 4, len(lines)
+for l in lines:
+    assert keys <= set(l), set(l)
+final = json.load(open(sys.argv[2]))
+h = final["histogram"]
+assert sum(c for _, c in h["buckets"]) == final["ops"] == h["total"]
+assert sum(l["ops"] for l in lines) == final["ops"]
+assert final["p50_us"] <= final["p99_us"] <= final["max_us"]
+PY
+	result interval_and_json_output $?
+
+	$LG -s 127.0.0.1:$MC_PORT -c 4 -d 2 -r 2000 -q --json "$TMP/r.json" 2> "$TMP/err"
+	ops=$(jget "$TMP/r.json" ops)
+	rc=0
+	[ "$ops" -ge 3800 ] && [ "$ops" -le 4200 ] || rc=1
+	result open_loop_rate $rc "ops $ops, want 4000"
+
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 1 > "$TMP/out" 2> "$TMP/err"
+	rc=0
+	grep -q "$(printf '\r')" "$TMP/err" && rc=1
+	grep -q '^latency us  p50' "$TMP/out" || rc=1
+	result summary_and_no_progress_when_piped $rc
+
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 30 > "$TMP/out" 2> "$TMP/err" &
+	lp=$!
+	sleep 1
+	kill -INT $lp
+	wait $lp
+	st=$?
+	rc=0
+	[ "$st" = 0 ] && grep -q '(interrupted)' "$TMP/out" && grep -q '^ops ' "$TMP/out" || rc=1
+	result ctrl_c_prints_summary $rc "exit $st"
+	stop "$MC_PID"
+fi
+
+SOCK="$TMP/mc.sock"
+memcached -u root -s "$SOCK" -U 0 -t 2 -m 64 &
+MS=$!
+PIDS="$PIDS $MS"
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+$LG -s "$SOCK" -c 2 -n 2000 --verify -q --json "$TMP/u.json" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 0 ] && [ "$(jget "$TMP/u.json" ops)" = 2000 ] || rc=1
+result memcached_unix_socket $rc "exit $st"
+stop $MS
+
+# ---------------------------------------------------------------- fake server
+start_fake --corrupt 10
+$LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 500 --warmup --verify \
+	--json "$TMP/c.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 1 ] || rc=1
+[ "$(jget "$TMP/c.json" verify_errors)" -gt 0 ] 2>/dev/null || rc=1
+grep -q 'verify: key key:[0-9]*: wrong byte at offset' "$TMP/err" || rc=1
+result corrupting_server_detected $rc "exit $st"
+stop "$FS_PID"
+
+start_fake --garbage
+$LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 500 --json "$TMP/g.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 0 ] || rc=1
+[ "$(jget "$TMP/g.json" errors)" -ge 1 ] 2>/dev/null || rc=1
+[ "$(jget "$TMP/g.json" ops)" -gt 100 ] 2>/dev/null || rc=1
+[ "$(grep -c 'malformed reply: "HELLO THERE"' "$TMP/err")" = 1 ] || rc=1
+result malformed_reply_counted_and_logged_once $rc "exit $st"
+stop "$FS_PID"
+
+start_fake --drop 50
+$LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 500 --json "$TMP/d.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 0 ] || rc=1
+[ "$(jget "$TMP/d.json" conn_errors)" -ge 2 ] 2>/dev/null || rc=1
+[ "$(jget "$TMP/d.json" ops)" -gt 100 ] 2>/dev/null || rc=1
+result dropped_connections_retried $rc "exit $st"
+stop "$FS_PID"
+
+# A server that stalls 0.5 s: in open loop the stall must reach the tail.
+start_fake --stall 0.5 --stall-at 0.5
+$LG -s 127.0.0.1:$FS_PORT -c 1 -d 2 -r 1000 -k 500 --json "$TMP/s.json" > "$TMP/out" 2> "$TMP/err"
+p99=$(jget "$TMP/s.json" p99_us)
+p50=$(jget "$TMP/s.json" p50_us)
+rc=0
+python3 -c "import sys; sys.exit(0 if $p99 > 200000 and $p50 < 50000 else 1)" || rc=1
+result open_loop_counts_stall_coordinated_omission $rc "p50 $p50 us, p99 $p99 us"
+stop "$FS_PID"
+
+PORT=$(free_port)
+$LG -s 127.0.0.1:$PORT -c 3 -d 1 --json "$TMP/x.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 2 ] || rc=1
+[ "$(jget "$TMP/x.json" conn_errors)" -ge 3 ] 2>/dev/null || rc=1
+[ "$(grep -c 'Connection refused' "$TMP/err")" = 1 ] || rc=1
+result refused_connection_counted $rc "exit $st"
+
+# ---------------------------------------------------------------- cached
+. tests/cached.sh
+
+# ---------------------------------------------------------------- install
+make -s install DESTDIR="$TMP/root" > /dev/null 2>&1
+[ -x "$TMP/root/usr/bin/loadgen" ]
+result make_install $?
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
