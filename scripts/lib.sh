@@ -1,0 +1,63 @@
+# lib.sh - helpers shared by the scripts: paths, progress lines, failures.
+# Sourced, not run.  Every script that sources it has set -euo pipefail.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+# shellcheck source=../kernel/VERSION
+. "$ROOT/kernel/VERSION"
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/volatile-appliance/ccache}
+JOBS=${JOBS:-$(nproc)}
+_T0=${_T0:-$(date +%s)}
+export _T0
+
+# elapsed: seconds since the top-level command started, as "1m05s".
+elapsed() {
+	local s=$(($(date +%s) - _T0))
+	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+# say MESSAGE: one progress line with the elapsed time.
+say() {
+	printf '[%s] %s\n' "$(elapsed)" "$*"
+}
+
+# die MESSAGE [LOG]: one-line reason, the log's path and its tail, exit 1.
+die() {
+	printf '[%s] ERROR: %s\n' "$(elapsed)" "$1" >&2
+	if [ -n "${2:-}" ] && [ -f "$2" ]; then
+		printf '  log: %s\n' "$2" >&2
+		tail -n 15 "$2" | sed 's/^/  | /' >&2
+	fi
+	exit 1
+}
+
+# run_logged LOG CMD...: run CMD with output to LOG, printing a line a minute
+# so that long steps show they are alive.  Returns CMD's status.
+run_logged() {
+	local log=$1 pid rc tick=0
+	shift
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		tick=$((tick + 1))
+		if [ $((tick % 60)) -eq 0 ]; then
+			say "  ... still running ($(wc -l <"$log") log lines)"
+		fi
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+# series_patches: the patches of kernel/patches/ in order, cover letter left out.
+series_patches() {
+	find "$ROOT/kernel/patches" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+		! -name '0000-*' | sort
+}
+
+# series_hash: a short hash of the series and its cover letter text.
+series_hash() {
+	# shellcheck disable=SC2046 # paths without spaces
+	cat "$ROOT/kernel/cover-letter.txt" $(series_patches) | sha256sum | cut -c1-16
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# qemu-run.sh - the one QEMU runner: boot a kernel with the appliance image,
+# run a job inside the guest, bring its results and exit status back.
+#
+# usage: scripts/qemu-run.sh [options] (--script FILE | -- COMMAND...)
+#   --kernel PATH      kernel image (default build/bzImage)
+#   --image PATH       root file system (default build/rootfs.img)
+#   --mem MIB          guest RAM (default 512)
+#   --cpus N           guest CPUs (default 2)
+#   --timeout SECONDS  watchdog: a guest still running then is killed and the
+#                      run reported "hung" (default 600)
+#   --name NAME        run directory build/runs/NAME-TIMESTAMP (default "run")
+#   --run-dir DIR      use DIR as the run directory instead
+#   --script FILE      the job: a shell script run in the guest as /run/job/run
+#   --file PATH        copy PATH into the guest's job folder (repeatable)
+#   --swap MIB         give the guest a swap disk of MIB (/dev/vdd, $SWAPDEV)
+#   --hostfwd H:G      forward host TCP port H (loopback) to guest port G
+#   --append ARGS      extra kernel command-line arguments
+#   --interactive      console on this terminal, a shell after the job
+#   --quiet            no console echo of the job's progress
+#
+# Inside the guest the job runs in /run/job with $OUT, a folder whose files
+# come back to RUNDIR/out/.  Every run keeps RUNDIR/: kconfig, qemu-cmd,
+# console.log, exit-status, warnings.txt, out/.
+#
+# Exit status: the job's status; 1 if the job passed but the kernel printed a
+# warning (BUG, WARNING, KASAN, lockdep, UBSAN, kmemleak, panic); 124 when the
+# guest hung; 125 when the guest ended without reporting a status.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+
+kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 timeout=600
+name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0
+files=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kernel=$2; shift ;;
+	--image) image=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--cpus) cpus=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--name) name=$2; shift ;;
+	--run-dir) rundir=$2; shift ;;
+	--script) script=$2; shift ;;
+	--file) files+=("$2"); shift ;;
+	--swap) swap=$2; shift ;;
+	--hostfwd) hostfwd=$2; shift ;;
+	--append) append=$2; shift ;;
+	--interactive) interactive=1 ;;
+	--quiet) quiet=1 ;;
+	-h | --help) usage ;;
+	--) shift; break ;;
+	*) echo "qemu-run.sh: unknown option '$1'" >&2; usage ;;
+	esac
+	shift
+done
+[ -n "$script" ] || [ $# -gt 0 ] || [ "$interactive" = 1 ] || usage
+for n in "$mem" "$cpus" "$timeout" "$swap"; do
+	case $n in '' | *[!0-9]*) echo "qemu-run.sh: '$n' is not a number" >&2; exit 64 ;; esac
+done
+[ -f "$kernel" ] || die "no kernel at $kernel (run: make kernel)"
+[ -f "$image" ] || die "no image at $image (run: make image)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (run: make deps)"
+
+if [ -z "$rundir" ]; then
+	rundir=$BUILD/runs/$name-$(date +%Y%m%d-%H%M%S)-$$
+fi
+mkdir -p "$rundir/job" "$rundir/out"
+rundir=$(cd "$rundir" && pwd)
+
+# The job: a tar archive on a raw disk, read by the guest's init.
+if [ -n "$script" ]; then
+	cp "$script" "$rundir/job/run"
+elif [ $# -gt 0 ]; then
+	printf '#!/bin/sh\n%s\n' "$(printf '%q ' "$@")" >"$rundir/job/run"
+fi
+for f in "${files[@]}"; do cp -r "$f" "$rundir/job/"; done
+tar -cf "$rundir/job.tar" -C "$rundir/job" .
+truncate -s 256M "$rundir/results.img"
+[ -f "$kernel.config" ] && cp "$kernel.config" "$rundir/kconfig"
+
+# accel: TCG unless a quick probe shows that KVM really runs a guest here
+# (/dev/kvm can exist while guests hang); the probe's answer is kept.
+accel() {
+	local probe=$BUILD/.accel
+	if [ -n "${QEMU_ACCEL:-}" ]; then
+		echo "$QEMU_ACCEL"
+		return
+	fi
+	if [ ! -f "$probe" ]; then
+		echo tcg >"$probe"
+		if [ -w /dev/kvm ] && timeout 15 qemu-system-x86_64 -enable-kvm \
+			-nodefaults -display none -no-reboot -m 128 -kernel "$kernel" \
+			-append "console=ttyS0 panic=-1 root=/dev/nonexistent" \
+			-serial file:"$BUILD/.accel.log" >/dev/null 2>&1 &&
+			grep -q 'Kernel panic' "$BUILD/.accel.log"; then
+			echo kvm >"$probe"
+		fi
+	fi
+	cat "$probe"
+}
+acc=$(accel)
+[ "$acc" = kvm ] && accel_args=(-enable-kvm -cpu host) || accel_args=(-accel tcg,thread=multi -cpu max)
+
+mode=job
+[ "$interactive" = 1 ] && mode=shell
+cmdline="console=ttyS0 root=/dev/vda ro rootfstype=ext4 init=/sbin/init panic=-1 appliance.mode=$mode $append"
+qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$mem"
+	-nodefaults -display none -no-reboot
+	-kernel "$kernel" -append "$cmdline"
+	-drive "file=$image,format=raw,if=virtio,readonly=on"
+	-drive "file=$rundir/job.tar,format=raw,if=virtio,readonly=on"
+	-drive "file=$rundir/results.img,format=raw,if=virtio")
+if [ "$swap" -gt 0 ]; then
+	truncate -s "${swap}M" "$rundir/swap.img"
+	qemu+=(-drive "file=$rundir/swap.img,format=raw,if=virtio")
+fi
+if [ -n "$hostfwd" ]; then
+	qemu+=(-nic "user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:${hostfwd%%:*}-:${hostfwd#*:}")
+else
+	qemu+=(-nic none)
+fi
+
+console=$rundir/console.log
+if [ "$interactive" = 1 ]; then
+	qemu+=(-serial mon:stdio)
+	printf '%q ' "${qemu[@]}" >"$rundir/qemu-cmd"
+	echo >>"$rundir/qemu-cmd"
+	"${qemu[@]}" | tee "$console"
+	exit 0
+fi
+qemu+=(-monitor none -serial "file:$console")
+printf '%q ' "${qemu[@]}" >"$rundir/qemu-cmd"
+echo >>"$rundir/qemu-cmd"
+
+[ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($acc, ${mem} MiB, $cpus CPUs, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
+: >"$console"
+rc=0
+timeout -k 5 "$timeout" "${qemu[@]}" >"$rundir/qemu.log" 2>&1 || rc=$?
+
+# Kernel lines carry a printk timestamp; user-space output on the console
+# does not, so it cannot fake or hide a kernel warning.
+grep -aE '^\[ *[0-9]+\.[0-9]+\] .*(BUG:|WARNING:|UBSAN:|kernel BUG at|Kernel panic|Oops|general protection fault|possible (circular|recursive) locking|INFO: (trying to register|possible irq lock|inconsistent lock|task .* blocked)|suspected memory leak|unreferenced object|Call Trace:)' \
+	"$console" >"$rundir/warnings.txt" || true
+
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo hung >"$rundir/exit-status"
+	echo "qemu-run: guest hung: no exit after ${timeout}s; last console lines:" >&2
+	tail -n 20 "$console" | sed 's/^/  | /' >&2
+	echo "  log: $console" >&2
+	exit 124
+fi
+if [ "$rc" -ne 0 ]; then
+	echo "qemu-run: qemu failed (status $rc); see $rundir/qemu.log" >&2
+	sed 's/^/  | /' "$rundir/qemu.log" | tail -n 5 >&2
+fi
+
+tar -xf "$rundir/results.img" -C "$rundir/out" 2>/dev/null || true
+status=$(cat "$rundir/out/exit-status" 2>/dev/null ||
+	sed -n 's/^GUEST-EXIT: \([0-9]*\).*/\1/p' "$console" | tail -n 1)
+if [ -z "$status" ]; then
+	echo 125 >"$rundir/exit-status"
+	echo "qemu-run: the guest ended without an exit status; last console lines:" >&2
+	tail -n 20 "$console" | sed 's/^/  | /' >&2
+	echo "  log: $console" >&2
+	exit 125
+fi
+echo "$status" >"$rundir/exit-status"
+if [ -s "$rundir/warnings.txt" ]; then
+	echo "qemu-run: the kernel printed warnings ($rundir/warnings.txt):" >&2
+	head -n 10 "$rundir/warnings.txt" | sed 's/^/  | /' >&2
+	[ "$status" -ne 0 ] || status=1
+fi
+rm -f "$rundir/results.img" "$rundir/swap.img"
+exit "$status"
