@@ -1,0 +1,348 @@
+/*
+ * cache.c - memcached item semantics over index.c and store.c.
+ *
+ * Values are stored with their trailing "\r\n" so a hit is served with one
+ * copy.  Every function runs under cache_lock and does bounded work; the
+ * only system call it can make is the unmark of a volatile range on the
+ * first read of cold data (store_prepare_read).
+ */
+#include "cache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cached.h"
+#include "store.h"
+
+#define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
+
+static uint64_t next_cas = 1;
+static uint32_t oldest_live;   /* delayed flush_all deadline, 0 = none */
+
+int cache_init(uint64_t maxbytes, bool vol)
+{
+	if (index_init(16) < 0)
+		return -1;
+	return store_init(maxbytes, vol);
+}
+
+/* Absolute expiry as memcached computes it (see cache.h). */
+uint32_t cache_exptime(int64_t e)
+{
+	uint32_t now = current_time;
+
+	if (e < 0)
+		return 1;           /* in the past: expired at once */
+	if (e == 0)
+		return 0;
+	if (e > REALTIME_MAXDELTA) {
+		if (e <= process_started)
+			return 1;
+		return e > UINT32_MAX ? UINT32_MAX : (uint32_t)e;
+	}
+	return now + (uint32_t)e;
+}
+
+/* FNV-1a 32 over the value. */
+uint32_t cache_csum(const char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* True when the item is past its expiry or behind a flush. */
+static bool dead(const struct item *it, uint32_t now, bool *expired)
+{
+	if (it->exptime && it->exptime <= now) {
+		*expired = true;
+		return true;
+	}
+	if (oldest_live && oldest_live <= now && it->mtime < oldest_live)
+		return true;
+	return false;
+}
+
+struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
+			  bool *expired)
+{
+	struct item *it = index_find(key, nkey, hv);
+
+	*expired = false;
+	if (it && dead(it, current_time, expired)) {
+		store_forget(it);
+		return NULL;
+	}
+	return it;
+}
+
+bool cache_readable(struct item *it)
+{
+	if (it->state != ITEM_OK)
+		return false;
+	if (store_prepare_read(it, current_time) != 0)
+		return false;
+	it->atime = current_time;
+	if (settings.verify &&
+	    cache_csum(store_ptr(it->off), it->vlen + 2) != it->csum) {
+		stats.verify_errors++;
+		logmsg(0, "verify: checksum mismatch on key '%.*s': not served",
+		       (int)it->keylen, it->key);
+		store_lose(it);
+		return false;
+	}
+	return true;
+}
+
+void cache_drop_lost(struct item *it)
+{
+	store_forget(it);
+}
+
+/* Copy a value into fresh storage and point the item at it. */
+static int put_value(struct item *it, const char *a, uint32_t alen,
+		     const char *b, uint32_t blen)
+{
+	uint32_t seg;
+	uint64_t off;
+	char *p;
+
+	if (store_reserve((size_t)alen + blen, &seg, &off) < 0)
+		return -1;
+	p = store_ptr(off);
+	memcpy(p, a, alen);
+	if (blen)
+		memcpy(p + alen, b, blen);
+	it->seg = seg;
+	it->off = off;
+	it->vlen = alen + blen - 2;
+	it->csum = settings.verify ? cache_csum(p, alen + blen) : 0;
+	store_link(it);
+	return 0;
+}
+
+/* Fresh item with a value; inserted in the index, replacing old. */
+static struct item *insert_new(const char *key, size_t nkey, uint32_t hv,
+			       struct item *old, uint32_t flags,
+			       uint32_t exptime, const char *a, uint32_t alen,
+			       const char *b, uint32_t blen)
+{
+	struct item *it = item_new(key, nkey, hv);
+
+	if (!it)
+		return NULL;
+	it->flags = flags;
+	it->exptime = exptime;
+	it->atime = it->mtime = current_time;
+	it->cas = next_cas++;
+	if (old)
+		store_forget(old);   /* first: its space can be reused */
+	if (put_value(it, a, alen, b, blen) < 0) {
+		free(it);
+		return NULL;
+	}
+	index_insert(it);
+	stats.total_items++;
+	stats.curr_items = index_count();
+	return it;
+}
+
+enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
+			   uint32_t hv, uint32_t flags, uint32_t exptime,
+			   const char *data, uint32_t vlen, uint64_t cas_in)
+{
+	bool expired;
+	struct item *old = cache_lookup(key, nkey, hv, &expired);
+	char *tmp = NULL;
+	struct item *it;
+
+	switch (cmd) {
+	case CMD_ADD:
+		if (old) {
+			old->atime = current_time;
+			return R_NOT_STORED;
+		}
+		break;
+	case CMD_REPLACE:
+		if (!old)
+			return R_NOT_STORED;
+		break;
+	case CMD_CAS:
+		if (!old) {
+			stats.cas_misses++;
+			return R_NOT_FOUND;
+		}
+		if (old->cas != cas_in) {
+			stats.cas_badval++;
+			return R_EXISTS;
+		}
+		stats.cas_hits++;
+		break;
+	case CMD_APPEND:
+	case CMD_PREPEND:
+		if (!old || !cache_readable(old)) {
+			if (old && old->state == ITEM_LOST) {
+				stats.purge_misses++;
+				store_forget(old);
+			}
+			return R_NOT_STORED;
+		}
+		if ((size_t)old->vlen + vlen + nkey + 64 > settings.item_size_max)
+			return R_TOO_LARGE;
+		/* old and new parts are joined in a bounded temporary copy */
+		tmp = malloc((size_t)old->vlen + vlen + 2);
+		if (!tmp)
+			return R_NO_MEMORY;
+		if (cmd == CMD_APPEND) {
+			memcpy(tmp, store_ptr(old->off), old->vlen);
+			memcpy(tmp + old->vlen, data, vlen + 2);
+		} else {
+			memcpy(tmp, data, vlen);
+			memcpy(tmp + vlen, store_ptr(old->off), old->vlen + 2);
+		}
+		flags = old->flags;
+		exptime = old->exptime;
+		it = insert_new(key, nkey, hv, old, flags, exptime, tmp,
+				old->vlen + vlen + 2, NULL, 0);
+		free(tmp);
+		return it ? R_STORED : R_NO_MEMORY;
+	case CMD_SET:
+		break;
+	}
+	it = insert_new(key, nkey, hv, old, flags, exptime, data, vlen + 2,
+			NULL, 0);
+	return it ? R_STORED : R_NO_MEMORY;
+}
+
+struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
+			uint32_t flags, const char *data, uint32_t vlen)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+
+	if (it && it->state == ITEM_LOST) {
+		/* rebuild in place: keep cas, exptime and flags known */
+		store_unlink(it);
+		if (put_value(it, data, vlen + 2, NULL, 0) < 0) {
+			store_forget(it);
+			return NULL;
+		}
+		it->atime = current_time;
+		return it;
+	}
+	if (it)
+		return cache_readable(it) ? it : NULL;
+	return insert_new(key, nkey, hv, NULL, flags, 0, data, vlen + 2,
+			  NULL, 0);
+}
+
+/* memcached's safe_strtoull on a stored value. */
+static bool value_to_u64(const char *p, uint32_t len, uint64_t *out)
+{
+	char buf[32], *end;
+	unsigned long long v;
+
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno == ERANGE || end == buf)
+		return false;
+	if (*end != '\0' && *end != ' ' && !(*end >= '\t' && *end <= '\r'))
+		return false;
+	if ((long long)v < 0 && memchr(buf, '-', (size_t)(end - buf)))
+		return false;
+	*out = v;
+	return true;
+}
+
+enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
+			   bool incr, uint64_t delta, char *buf)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	uint64_t v;
+	size_t res;
+
+	if (it && !cache_readable(it)) {
+		stats.purge_misses++;
+		store_forget(it);
+		it = NULL;
+	}
+	if (!it)
+		return D_NOT_FOUND;
+	if (!value_to_u64(store_ptr(it->off), it->vlen, &v))
+		return D_NON_NUMERIC;
+	if (incr)
+		v += delta;
+	else
+		v = delta > v ? 0 : v - delta;
+	if (incr)
+		stats.incr_hits++;
+	else
+		stats.decr_hits++;
+	res = (size_t)snprintf(buf, 24, "%llu", (unsigned long long)v);
+	if (res <= it->vlen) {
+		/* in place, padded with spaces, as memcached does */
+		char *p = store_ptr(it->off);
+
+		memcpy(p, buf, res);
+		memset(p + res, ' ', it->vlen - res);
+		it->cas = next_cas++;
+		it->mtime = current_time;
+		if (settings.verify)
+			it->csum = cache_csum(p, it->vlen + 2);
+		return D_OK;
+	} else {
+		char tmp[32];
+
+		memcpy(tmp, buf, res);
+		memcpy(tmp + res, "\r\n", 2);
+		if (!insert_new(key, nkey, hv, it, it->flags, it->exptime, tmp,
+				(uint32_t)res + 2, NULL, 0))
+			return D_NO_MEMORY;
+	}
+	return D_OK;
+}
+
+bool cache_delete(const char *key, size_t nkey, uint32_t hv)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+
+	if (!it)
+		return false;
+	store_forget(it);
+	return true;
+}
+
+bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+
+	if (!it)
+		return false;
+	it->exptime = exptime;
+	it->atime = current_time;
+	return true;
+}
+
+void cache_flush(int32_t delay)
+{
+	if (delay > 0) {
+		oldest_live = cache_exptime(delay);
+		return;
+	}
+	oldest_live = 0;
+	store_flush_all();
+	stats.curr_items = index_count();
+}

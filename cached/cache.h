@@ -1,0 +1,74 @@
+/*
+ * cache.h - item semantics on top of index and store: lookup with expiry
+ * and flush, the six store commands, delete, touch, incr/decr, flush_all,
+ * checksums.  Callers hold cache_lock for every function here.
+ */
+#ifndef CACHE_H
+#define CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+
+enum store_cmd { CMD_SET, CMD_ADD, CMD_REPLACE, CMD_APPEND, CMD_PREPEND, CMD_CAS };
+enum store_res {
+	R_STORED, R_NOT_STORED, R_EXISTS, R_NOT_FOUND, R_TOO_LARGE, R_NO_MEMORY
+};
+enum delta_res { D_OK, D_NON_NUMERIC, D_NOT_FOUND, D_NO_MEMORY };
+
+/* Initialise index and store.  Returns 0 or -1. */
+int cache_init(uint64_t maxbytes, bool vol);
+
+/* memcached's exptime rules: 0 never, <= 30 days relative, else absolute
+ * unix time, negative = already expired.  Returns absolute time or 0. */
+uint32_t cache_exptime(int64_t exptime);
+
+/*
+ * Find a live item: expired or flushed items are removed and count as a
+ * miss (*expired set when it was expired).  May return an ITEM_LOST item.
+ */
+struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
+			  bool *expired);
+
+/*
+ * Make a found item's value readable (unmark volatile data, check the
+ * checksum with --verify).  Returns true when it->off can be served; false
+ * when the item is (now) ITEM_LOST.
+ */
+bool cache_readable(struct item *it);
+
+/*
+ * Store a value (data holds vlen bytes followed by "\r\n").  cas_in is
+ * used by CMD_CAS.  *cas_out receives the new cas on success.
+ */
+enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
+			   uint32_t hv, uint32_t flags, uint32_t exptime,
+			   const char *data, uint32_t vlen, uint64_t cas_in);
+
+/* Replace a lost item's value, or insert it, with a value from the origin.
+ * Returns the item (readable) or NULL. */
+struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
+			uint32_t flags, const char *data, uint32_t vlen);
+
+/* incr/decr; result text (no CRLF) in buf (>= 24 bytes). */
+enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
+			   bool incr, uint64_t delta, char *buf);
+
+/* Delete a key; true when it existed. */
+bool cache_delete(const char *key, size_t nkey, uint32_t hv);
+
+/* Set a new exptime on a key; true when it existed. */
+bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime);
+
+/* flush_all: delay 0 empties now; > 0 invalidates older items later. */
+void cache_flush(int32_t delay);
+
+/* Checksum of a value (used with --verify). */
+uint32_t cache_csum(const char *p, size_t n);
+
+/* Drop a lost item from the index (it became a miss). */
+void cache_drop_lost(struct item *it);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * cached.h - shared declarations of the cache daemon.
+ *
+ * Design: one process, one libevent event_base per worker thread (the
+ * memcached model) plus the main thread, which accepts connections, hands
+ * them to workers round-robin and runs the timers (clock, volatility,
+ * PSI).  All cache state (index.c + store.c) sits behind one global mutex,
+ * cache_lock; it is held for short, bounded work only (no system call on
+ * the hot path, no origin fetch).  Settings are written once at start-up.
+ */
+#ifndef CACHED_H
+#define CACHED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gen.h"
+
+#define CACHED_VERSION "1.6.18-cached-0.1"
+#define KEY_MAX_LENGTH 250
+
+enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI };
+enum origin_kind { ORIGIN_NONE, ORIGIN_GEN, ORIGIN_DIR, ORIGIN_MEMCACHE };
+
+struct settings {
+	int port;
+	char *inter;            /* listen address */
+	char *socketpath;       /* unix socket, or NULL */
+	uint64_t maxbytes;      /* -m, in bytes */
+	int maxconns;
+	int num_threads;
+	uint32_t item_size_max;
+	char *username;
+	int verbose;
+	enum cache_mode mode;        /* requested */
+	enum cache_mode mode_eff;    /* in effect (volatile falls back) */
+	int idle_secs;
+	enum origin_kind origin;
+	char *origin_spec;
+	struct gen_params gen;
+	char *origin_dir;
+	char *origin_host;
+	int origin_port;
+	bool verify;
+	uint32_t psi_stall_us;   /* trigger: stall per window */
+	uint32_t psi_window_us;
+	uint32_t psi_drop_pct;   /* percent of the cache dropped per event */
+	uint64_t out_max;        /* per-connection output bound */
+};
+
+extern struct settings settings;
+
+/* Global counters; cache counters change under cache_lock. */
+struct stats {
+	uint64_t curr_items, total_items;
+	uint64_t cmd_get, cmd_set, cmd_flush, cmd_touch;
+	uint64_t get_hits, get_misses, get_expired, get_flushed;
+	uint64_t delete_hits, delete_misses;
+	uint64_t incr_hits, incr_misses, decr_hits, decr_misses;
+	uint64_t cas_hits, cas_misses, cas_badval;
+	uint64_t touch_hits, touch_misses;
+	uint64_t evictions, expired_unfetched;
+	uint64_t purged_ranges, purged_objects, rebuilds, rebuild_usec;
+	uint64_t purge_misses, origin_fetches, origin_errors;
+	uint64_t verify_errors, psi_events, psi_dropped_bytes;
+	uint64_t marks, unmarks;
+};
+extern struct stats stats;
+extern pthread_mutex_t cache_lock;
+
+/* Connection counters, updated atomically. */
+extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+extern uint64_t stat_bytes_read, stat_bytes_written;
+
+/* Wall clock in seconds, refreshed by the main thread's timer. */
+extern volatile uint32_t current_time;
+extern uint32_t process_started;
+
+/* Log a line to stderr when settings.verbose >= level. */
+void logmsg(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static inline uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+#endif

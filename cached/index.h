@@ -1,0 +1,64 @@
+/*
+ * index.h - the key index: a chained hash table of items in ordinary
+ * memory.  An item knows its key, metadata and where its value lives in
+ * the store; the value bytes themselves never live here, so a purge of the
+ * store loses values but never the knowledge of which keys existed.
+ * Not thread-safe: callers hold cache_lock.
+ */
+#ifndef INDEX_H
+#define INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum item_state {
+	ITEM_OK = 0,      /* value readable at off */
+	ITEM_LOST = 1,    /* value was purged or dropped; rebuild or miss */
+};
+
+struct item {
+	struct item *hnext;            /* hash chain */
+	struct item *snext, *sprev;    /* segment membership list */
+	uint64_t cas;
+	uint64_t off;                  /* value offset in the memfd */
+	uint32_t vlen;                 /* value length without "\r\n" */
+	uint32_t flags;                /* client flags */
+	uint32_t exptime;              /* absolute unix time, 0 = never */
+	uint32_t atime;                /* last access */
+	uint32_t mtime;                /* last store */
+	uint32_t seg;                  /* segment id in the store */
+	uint32_t csum;                 /* value checksum with --verify */
+	uint32_t hash;
+	uint8_t keylen;
+	uint8_t state;
+	char key[];
+};
+
+/* Hash of a key (FNV-1a 32 bit, mixed). */
+uint32_t index_hash(const char *key, size_t nkey);
+
+/* Create the table with 2^hashpower buckets.  Returns 0 or -1. */
+int index_init(unsigned hashpower);
+
+/* Find the item of a key, or NULL. */
+struct item *index_find(const char *key, size_t nkey, uint32_t hv);
+
+/* Insert an item (its key must not be present).  May grow the table. */
+void index_insert(struct item *it);
+
+/* Unlink an item from the table (does not free it). */
+void index_remove(struct item *it);
+
+/* Allocate an unlinked item for a key; NULL on allocation failure. */
+struct item *item_new(const char *key, size_t nkey, uint32_t hv);
+
+/* Number of items in the table. */
+uint64_t index_count(void);
+
+/* Bytes of ordinary memory used by the table and the items. */
+uint64_t index_mem_bytes(void);
+
+/* Call fn for each item; fn may remove the item it is given. */
+void index_foreach(void (*fn)(struct item *it, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,482 @@
+/*
+ * main.c - command line, start-up, the main thread's loop (accept, clock,
+ * volatility timer, PSI, signals) and clean shutdown.
+ *
+ * Flags follow memcached where memcached has them.  A bad flag prints one
+ * line and exits 64 (EX_USAGE).  As root the daemon wants -u USER and
+ * drops to that user after binding.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "cache.h"
+#include "cached.h"
+#include "origin.h"
+#include "psi.h"
+#include "store.h"
+#include "thread.h"
+#include "volatile_fadvise.h"
+
+#define EX_USAGE 64
+
+struct settings settings;
+struct stats stats;
+pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_bytes_read, stat_bytes_written;
+volatile uint32_t current_time;
+uint32_t process_started;
+
+static struct event_base *main_base;
+
+void logmsg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (settings.verbose < level)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "cached: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void usage(void)
+{
+	printf("cached " CACHED_VERSION " - a memcached-compatible cache whose values may be\n"
+	       "purged by the kernel when idle (volatile ranges) and are rebuilt on demand\n"
+	       "\n"
+	       "-p, --port=PORT          TCP port (default 11211)\n"
+	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
+	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
+	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
+	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
+	       "-t, --threads=N          worker threads (default 4)\n"
+	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
+	       "-u, --user=USER          user to run as (required when started as root)\n"
+	       "-v, --verbose            log errors; -vv logs more\n"
+	       "-h, --help               this text\n"
+	       "-V, --version            print the version\n"
+	       "    --mode=MODE          volatile|pinned|psi (default volatile)\n"
+	       "    --idle=SECONDS       idle time before data is marked volatile (default 60)\n"
+	       "    --origin=SPEC        none|gen:OPTIONS|dir:PATH|memcache:HOST:PORT\n"
+	       "    --verify             checksum every object, check on every read\n"
+	       "    --psi-stall=US       psi mode: stall microseconds per window (default 100000)\n"
+	       "    --psi-window=US      psi mode: window microseconds (default 1000000)\n"
+	       "    --psi-drop=PCT       psi mode: percent of the cache dropped per event (default 5)\n"
+	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n");
+}
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "cached: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EX_USAGE);
+}
+
+/* Parse a number with an optional k/m/g suffix. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static long parse_int(const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		die_usage("bad value '%s' for %s (%ld..%ld)", s, opt, min, max);
+	return v;
+}
+
+enum {
+	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
+	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT
+};
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "unix-socket", required_argument, NULL, 's' },
+		{ "memory-limit", required_argument, NULL, 'm' },
+		{ "conn-limit", required_argument, NULL, 'c' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "max-item-size", required_argument, NULL, 'I' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "idle", required_argument, NULL, OPT_IDLE },
+		{ "origin", required_argument, NULL, OPT_ORIGIN },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "psi-stall", required_argument, NULL, OPT_PSI_STALL },
+		{ "psi-window", required_argument, NULL, OPT_PSI_WINDOW },
+		{ "psi-drop", required_argument, NULL, OPT_PSI_DROP },
+		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+		{ NULL, 0, NULL, 0 }
+	};
+	char err[256];
+	uint64_t v;
+	int ch;
+
+	settings.port = 11211;
+	settings.inter = "127.0.0.1";
+	settings.maxbytes = 64ull << 20;
+	settings.maxconns = 1024;
+	settings.num_threads = 4;
+	settings.item_size_max = 1u << 20;
+	settings.mode = MODE_VOLATILE;
+	settings.idle_secs = 60;
+	settings.origin = ORIGIN_NONE;
+	settings.psi_stall_us = 100000;
+	settings.psi_window_us = 1000000;
+	settings.psi_drop_pct = 5;
+	settings.out_max = 64ull << 20;
+	gen_defaults(&settings.gen);
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:u:vhV", longopts,
+				 NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			settings.port = (int)parse_int("-p", optarg, 0, 65535);
+			break;
+		case 'l':
+			settings.inter = optarg;
+			break;
+		case 's':
+			settings.socketpath = optarg;
+			break;
+		case 'm':
+			settings.maxbytes = (uint64_t)parse_int("-m", optarg, 1, 1 << 20) << 20;
+			break;
+		case 'c':
+			settings.maxconns = (int)parse_int("-c", optarg, 1, 1 << 20);
+			break;
+		case 't':
+			settings.num_threads = (int)parse_int("-t", optarg, 1, 256);
+			break;
+		case 'I':
+			if (parse_size(optarg, &v) < 0 || v < 1024 || v > (1u << 30))
+				die_usage("bad -I '%s' (1k..1g)", optarg);
+			settings.item_size_max = (uint32_t)v;
+			break;
+		case 'u':
+			settings.username = optarg;
+			break;
+		case 'v':
+			settings.verbose++;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		case 'V':
+			printf("cached %s\n", CACHED_VERSION);
+			exit(0);
+		case OPT_MODE:
+			if (!strcmp(optarg, "volatile"))
+				settings.mode = MODE_VOLATILE;
+			else if (!strcmp(optarg, "pinned"))
+				settings.mode = MODE_PINNED;
+			else if (!strcmp(optarg, "psi"))
+				settings.mode = MODE_PSI;
+			else
+				die_usage("bad --mode '%s' (volatile|pinned|psi)", optarg);
+			break;
+		case OPT_IDLE:
+			settings.idle_secs = (int)parse_int("--idle", optarg, 1, 86400 * 30);
+			break;
+		case OPT_ORIGIN:
+			if (origin_parse(optarg, err, sizeof(err)) < 0)
+				die_usage("%s", err);
+			settings.origin_spec = optarg;
+			break;
+		case OPT_VERIFY:
+			settings.verify = true;
+			break;
+		case OPT_PSI_STALL:
+			settings.psi_stall_us = (uint32_t)parse_int("--psi-stall", optarg, 1, 10000000);
+			break;
+		case OPT_PSI_WINDOW:
+			settings.psi_window_us = (uint32_t)parse_int("--psi-window", optarg, 500000, 10000000);
+			break;
+		case OPT_PSI_DROP:
+			settings.psi_drop_pct = (uint32_t)parse_int("--psi-drop", optarg, 1, 100);
+			break;
+		case OPT_OUTPUT_LIMIT:
+			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
+				die_usage("bad --output-limit '%s' (at least 1m)", optarg);
+			settings.out_max = v;
+			break;
+		case ':':
+			die_usage("option %s needs a value", argv[optind - 1]);
+			break;
+		default:
+			if (optopt)
+				die_usage("unknown option -%c (see -h)", optopt);
+			die_usage("unknown option %s (see -h)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
+	if (settings.item_size_max > settings.maxbytes)
+		die_usage("-I %u is larger than the cache (-m)", settings.item_size_max);
+	if (settings.out_max < 2ull * settings.item_size_max)
+		settings.out_max = 2ull * settings.item_size_max;
+}
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int one = 1;
+
+		if (fd < 0)
+			return;
+		if (__atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED) >=
+		    (uint64_t)settings.maxconns) {
+			static const char msg[] = "ERROR Too many open connections\r\n";
+
+			if (write(fd, msg, sizeof(msg) - 1) < 0) {
+				/* the client is gone anyway */
+			}
+			close(fd);
+			__atomic_fetch_add(&stat_rejected_conns, 1, __ATOMIC_RELAXED);
+			logmsg(1, "connection refused: -c %d reached", settings.maxconns);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		__atomic_fetch_add(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stat_total_conns, 1, __ATOMIC_RELAXED);
+		thread_dispatch(fd);
+	}
+}
+
+/* Listening sockets: TCP on -l/-p, or the UNIX socket with -s. */
+static int open_listeners(void)
+{
+	int n = 0;
+
+	if (settings.socketpath) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		if (strlen(settings.socketpath) >= sizeof(sa.sun_path)) {
+			fprintf(stderr, "cached: socket path too long\n");
+			return -1;
+		}
+		strcpy(sa.sun_path, settings.socketpath);
+		unlink(settings.socketpath);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    listen(fd, 1024) < 0) {
+			fprintf(stderr, "cached: unix socket %s: %s\n",
+				settings.socketpath, strerror(errno));
+			return -1;
+		}
+		chmod(settings.socketpath, 0700);
+		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
+		return 0;
+	}
+
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+	struct addrinfo *res, *ai;
+	char port[16];
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", settings.port);
+	rc = getaddrinfo(strcmp(settings.inter, "*") ? settings.inter : NULL,
+			 port, &hints, &res);
+	if (rc) {
+		fprintf(stderr, "cached: bad listen address %s: %s\n",
+			settings.inter, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				ai->ai_protocol);
+		int one = 1;
+
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+			fprintf(stderr, "cached: cannot listen on %s:%d: %s\n",
+				settings.inter, settings.port, strerror(errno));
+			close(fd);
+			freeaddrinfo(res);
+			return -1;
+		}
+		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
+		n++;
+	}
+	freeaddrinfo(res);
+	return n ? 0 : -1;
+}
+
+/* Once a second: the clock, then idle data goes volatile. */
+static void clock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+
+	current_time = (uint32_t)time(NULL);
+	pthread_mutex_lock(&cache_lock);
+	store_tick(current_time, (uint32_t)settings.idle_secs);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	logmsg(1, "signal %d: shutting down", (int)sig);
+	event_base_loopbreak(main_base);
+}
+
+static void drop_privileges(void)
+{
+	struct passwd *pw;
+
+	if (getuid() != 0 && geteuid() != 0)
+		return;
+	if (!settings.username) {
+		fprintf(stderr, "cached: can't run as root without the -u switch\n");
+		exit(EX_USAGE);
+	}
+	pw = getpwnam(settings.username);
+	if (!pw) {
+		fprintf(stderr, "cached: can't find the user %s to switch to\n",
+			settings.username);
+		exit(EX_USAGE);
+	}
+	if (pw->pw_uid == 0)
+		return;
+	if (setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
+	    setuid(pw->pw_uid) < 0) {
+		fprintf(stderr, "cached: failed to assume identity of user %s\n",
+			settings.username);
+		exit(EX_USAGE);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct timeval one_sec = { 1, 0 };
+	struct event *clock_ev, *sigterm_ev, *sigint_ev;
+	bool vol = false;
+	int sup;
+
+	parse_args(argc, argv);
+	if ((getuid() == 0 || geteuid() == 0) && !settings.username) {
+		fprintf(stderr, "cached: can't run as root without the -u switch\n");
+		return EX_USAGE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	current_time = process_started = (uint32_t)time(NULL);
+	process_started -= 2;   /* as memcached: absolute times <= start are past */
+
+	settings.mode_eff = settings.mode;
+	if (settings.mode == MODE_VOLATILE) {
+		sup = vol_supported();
+		if (sup == 1) {
+			vol = true;
+		} else {
+			fprintf(stderr, "cached: this kernel has no volatile ranges on "
+				"memfd (POSIX_FADV_VOLATILE); running in pinned mode\n");
+			settings.mode_eff = MODE_PINNED;
+		}
+	}
+	if (evthread_use_pthreads() < 0 || !(main_base = event_base_new())) {
+		fprintf(stderr, "cached: libevent initialisation failed\n");
+		return 1;
+	}
+	if (cache_init(settings.maxbytes, vol) < 0) {
+		fprintf(stderr, "cached: cannot create the value store: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (open_listeners() < 0)
+		return 1;
+	drop_privileges();
+	if (settings.mode == MODE_PSI && psi_init(main_base) < 0) {
+		fprintf(stderr, "cached: PSI unavailable; running in pinned mode\n");
+		settings.mode_eff = MODE_PINNED;
+	}
+	if (threads_init(settings.num_threads) < 0) {
+		fprintf(stderr, "cached: cannot create worker threads\n");
+		return 1;
+	}
+	threads_start();
+
+	clock_ev = event_new(main_base, -1, EV_PERSIST, clock_cb, NULL);
+	event_add(clock_ev, &one_sec);
+	sigterm_ev = evsignal_new(main_base, SIGTERM, signal_cb, NULL);
+	sigint_ev = evsignal_new(main_base, SIGINT, signal_cb, NULL);
+	event_add(sigterm_ev, NULL);
+	event_add(sigint_ev, NULL);
+	logmsg(1, "listening (%s mode, %llu MB, %d threads)",
+	       settings.mode_eff == MODE_VOLATILE ? "volatile" :
+	       settings.mode_eff == MODE_PSI ? "psi" : "pinned",
+	       (unsigned long long)(settings.maxbytes >> 20), settings.num_threads);
+
+	event_base_dispatch(main_base);
+
+	threads_stop();
+	if (settings.socketpath)
+		unlink(settings.socketpath);
+	logmsg(1, "stopped");
+	return 0;
+}

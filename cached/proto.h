@@ -1,0 +1,82 @@
+/*
+ * proto.h - a client connection and the memcached text protocol on it.
+ */
+#ifndef PROTO_H
+#define PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "cached.h"
+
+struct event;
+struct evbuffer;
+struct worker;
+
+enum conn_state {
+	ST_CMD,      /* waiting for a command line */
+	ST_NREAD,    /* waiting for a value block */
+	ST_SWALLOW,  /* dropping the data block of a refused store */
+	ST_WAIT,     /* waiting for the upstream origin */
+	ST_CLOSE,    /* close once the output is flushed */
+};
+
+#define RBUF_INIT (16 * 1024)
+#define LINE_MAX_NONGET 2048          /* memcached's limit without '\n' */
+#define LINE_MAX_GET (1024 * 1024)    /* bound on a multi-get line */
+#define OUT_SOFT (256 * 1024)         /* stop parsing while output above */
+
+struct conn {
+	int fd;
+	struct worker *w;
+	struct event *ev;
+	bool ev_write;         /* ev currently waits for writability */
+	char *rbuf;
+	size_t rsize, rstart, rend;
+	struct evbuffer *out;
+	struct evbuffer *gbuf;  /* one get command's reply, built aside */
+	enum conn_state state;
+	bool noreply;
+	/* the store command whose value block is being read */
+	enum store_cmd cmd;
+	char key[KEY_MAX_LENGTH + 1];
+	size_t nkey;
+	uint32_t flags, exptime, vlen;
+	uint64_t cas;
+	uint64_t swallow;
+	/* upstream (memcache origin) bookkeeping */
+	int pending;            /* upstream requests in flight */
+	bool refetched;         /* the current get already went upstream */
+	bool up_failed;
+	bool wait_set;          /* waiting on a write-through */
+	char *reply;            /* reply held back until upstream confirms */
+	struct conn *next;      /* worker's list */
+};
+
+enum proto_ret {
+	PROTO_MORE,     /* consumed what it could; read more */
+	PROTO_BLOCKED,  /* stop reading until output drains / upstream answers */
+	PROTO_CLOSE,    /* close the connection after flushing */
+};
+
+/* Initialise a connection's buffers; 0 or -1. */
+int conn_init_buffers(struct conn *c);
+
+/* Free a connection's buffers. */
+void conn_free_buffers(struct conn *c);
+
+/* Make room for at least want free bytes at rbuf + rend; 0 or -1. */
+int conn_rbuf_reserve(struct conn *c, size_t want);
+
+/*
+ * Process buffered input: run complete commands, append replies to c->out.
+ * Never blocks; bounded work per call.
+ */
+enum proto_ret proto_process(struct conn *c);
+
+/* Hooks for the upstream origin (upstream.c). */
+void proto_upstream_done(struct conn *c);
+
+#endif

@@ -1,0 +1,871 @@
+/*
+ * proto_text.c - the memcached text protocol: framing, tokenizing and
+ * dispatch, with memcached 1.6's replies byte for byte.
+ *
+ * Framing follows memcached: a command is the bytes up to '\n' (a '\r'
+ * before it is dropped, and the line ends at an embedded NUL, as with
+ * memcached's strlen); a line of more than 2048 bytes without '\n' closes
+ * the connection unless it is a multi-get, which may grow to 1 MiB.  Tokens
+ * are separated by single spaces; at most 24 tokens, the rest of a long get
+ * is tokenized again.  A store command's value block is read into the
+ * connection's buffer (at most -I bytes plus CRLF) and must end in "\r\n".
+ * A refused store (too large) has its block swallowed; the connection lives.
+ *
+ * A get builds its reply in c->gbuf, so a bad key in the middle drops the
+ * whole reply as memcached does, and a reply that would pass the output
+ * bound closes the connection instead of growing without bound.
+ */
+#include "proto.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "cached.h"
+#include "origin.h"
+#include "stats.h"
+#include "store.h"
+#include "upstream.h"
+
+#define MAX_TOKENS 24
+#define ITEM_OVERHEAD 56      /* header bytes counted against -I, as memcached */
+
+typedef struct {
+	char *value;
+	size_t length;
+} token_t;
+
+/* ---- buffers ---------------------------------------------------------- */
+
+int conn_init_buffers(struct conn *c)
+{
+	c->rbuf = malloc(RBUF_INIT);
+	c->rsize = RBUF_INIT;
+	c->rstart = c->rend = 0;
+	c->out = evbuffer_new();
+	c->gbuf = evbuffer_new();
+	c->state = ST_CMD;
+	if (!c->rbuf || !c->out || !c->gbuf) {
+		conn_free_buffers(c);
+		return -1;
+	}
+	return 0;
+}
+
+void conn_free_buffers(struct conn *c)
+{
+	free(c->rbuf);
+	c->rbuf = NULL;
+	if (c->out)
+		evbuffer_free(c->out);
+	if (c->gbuf)
+		evbuffer_free(c->gbuf);
+	c->out = c->gbuf = NULL;
+	free(c->reply);
+	c->reply = NULL;
+}
+
+/* Compact, then grow the read buffer so want bytes fit after rend. */
+int conn_rbuf_reserve(struct conn *c, size_t want)
+{
+	if (c->rstart == c->rend && c->rsize > 4 * RBUF_INIT && want <= RBUF_INIT) {
+		char *nb = malloc(RBUF_INIT);   /* shrink after a big value */
+
+		if (nb) {
+			free(c->rbuf);
+			c->rbuf = nb;
+			c->rsize = RBUF_INIT;
+		}
+		c->rstart = c->rend = 0;
+	}
+	if (c->rsize - c->rend >= want)
+		return 0;
+	if (c->rstart) {
+		memmove(c->rbuf, c->rbuf + c->rstart, c->rend - c->rstart);
+		c->rend -= c->rstart;
+		c->rstart = 0;
+	}
+	if (c->rsize - c->rend < want) {
+		size_t ns = c->rsize * 2;
+		char *nb;
+
+		if (ns < c->rend + want)
+			ns = c->rend + want;
+		nb = realloc(c->rbuf, ns);
+		if (!nb)
+			return -1;
+		c->rbuf = nb;
+		c->rsize = ns;
+	}
+	return 0;
+}
+
+/* ---- memcached's number parsers ------------------------------------- */
+
+static bool safe_strtoull(const char *str, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	*out = 0;
+	v = strtoull(str, &end, 10);
+	if (errno == ERANGE || str == end)
+		return false;
+	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
+		if ((long long)v < 0 && memchr(str, '-', (size_t)(end - str)))
+			return false;
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
+static bool safe_strtoul(const char *str, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	*out = 0;
+	v = strtoul(str, &end, 10);
+	if (errno == ERANGE || str == end)
+		return false;
+	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
+		if ((long)v < 0 && memchr(str, '-', (size_t)(end - str)))
+			return false;
+		*out = (uint32_t)v;
+		return true;
+	}
+	return false;
+}
+
+static bool safe_strtol(const char *str, int32_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	*out = 0;
+	v = strtol(str, &end, 10);
+	if (errno == ERANGE || str == end)
+		return false;
+	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
+		*out = (int32_t)v;
+		return true;
+	}
+	return false;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+/* A one-line reply, unless the command said noreply. */
+static void out_string(struct conn *c, const char *s)
+{
+	if (c->noreply) {
+		c->noreply = false;
+		return;
+	}
+	evbuffer_add(c->out, s, strlen(s));
+	evbuffer_add(c->out, "\r\n", 2);
+}
+
+/* "VALUE key flags bytes [cas]\r\n" */
+static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
+			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
+{
+	char hdr[KEY_MAX_LENGTH + 80];
+	int n;
+
+	memcpy(hdr, "VALUE ", 6);
+	memcpy(hdr + 6, key, nkey);
+	if (ret_cas)
+		n = snprintf(hdr + 6 + nkey, 74, " %u %u %llu\r\n", flags, vlen,
+			     (unsigned long long)cas);
+	else
+		n = snprintf(hdr + 6 + nkey, 74, " %u %u\r\n", flags, vlen);
+	evbuffer_add(b, hdr, 6 + nkey + (size_t)n);
+}
+
+static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
+{
+	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
+	evbuffer_add(b, store_ptr(it->off), it->vlen + 2);
+}
+
+/* ---- tokenizer -------------------------------------------------------- */
+
+/* memcached's tokenize_command: the last token holds the unparsed rest. */
+static size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
+{
+	char *s, *e;
+	size_t ntokens = 0;
+	size_t len = strlen(command);
+
+	s = e = command;
+	for (size_t i = 0; i < len; i++) {
+		if (*e == ' ') {
+			if (s != e) {
+				tokens[ntokens].value = s;
+				tokens[ntokens].length = (size_t)(e - s);
+				ntokens++;
+				*e = '\0';
+				if (ntokens == max_tokens - 1) {
+					e++;
+					s = e;
+					break;
+				}
+			}
+			s = e + 1;
+		}
+		e++;
+	}
+	if (s != e) {
+		tokens[ntokens].value = s;
+		tokens[ntokens].length = (size_t)(e - s);
+		ntokens++;
+	}
+	tokens[ntokens].value = *e == '\0' ? NULL : e;
+	tokens[ntokens].length = 0;
+	ntokens++;
+	return ntokens;
+}
+
+static bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	token_t *t = &tokens[ntokens - 2];
+
+	if (t->value && strcmp(t->value, "noreply") == 0)
+		c->noreply = true;
+	return c->noreply;
+}
+
+/* ---- get family ------------------------------------------------------- */
+
+/*
+ * One key of a get: serve it, rebuild it from a synchronous origin, or
+ * count a miss.  For the upstream origin in its first pass (collect), a
+ * key that would miss is queued upstream instead.  Returns true on a hit.
+ */
+static bool get_one(struct conn *c, const char *key, size_t nkey,
+		    bool ret_cas, bool touch, uint32_t exptime, bool collect)
+{
+	uint32_t hv = index_hash(key, nkey);
+	bool expired, lost;
+	struct item *it;
+
+	pthread_mutex_lock(&cache_lock);
+	it = cache_lookup(key, nkey, hv, &expired);
+	if (expired)
+		stats.get_expired++;
+	if (it && touch)
+		it->exptime = exptime;
+	if (it && cache_readable(it)) {
+		if (!collect) {
+			emit_item(c->gbuf, it, ret_cas);
+			if (touch) {
+				stats.cmd_touch++;
+				stats.touch_hits++;
+			} else {
+				stats.cmd_get++;
+			}
+			stats.get_hits++;
+		}
+		pthread_mutex_unlock(&cache_lock);
+		return true;
+	}
+	lost = it && it->state == ITEM_LOST;
+	if (collect) {
+		pthread_mutex_unlock(&cache_lock);
+		upstream_get(c, key, nkey);
+		return false;
+	}
+	if (origin_is_sync()) {
+		char *val = NULL;
+		uint32_t vlen = 0, flags = 0;
+		uint64_t t0;
+		int r;
+
+		pthread_mutex_unlock(&cache_lock);
+		t0 = now_usec();
+		r = origin_fetch(key, nkey, &val, &vlen, &flags);
+		t0 = now_usec() - t0;
+		pthread_mutex_lock(&cache_lock);
+		stats.origin_fetches++;
+		if (r < 0)
+			stats.origin_errors++;
+		if (r == 1) {
+			if (lost) {
+				stats.rebuilds++;
+				stats.rebuild_usec += t0;
+			}
+			it = cache_fill(key, nkey, hv, flags, val, vlen);
+			if (it && touch)
+				it->exptime = exptime;
+			if (it)
+				emit_item(c->gbuf, it, ret_cas);
+			else    /* no room: serve the origin's bytes as they are */
+				emit_header(c->gbuf, key, nkey, flags, vlen,
+					    ret_cas, 0),
+				evbuffer_add(c->gbuf, val, vlen + 2);
+			free(val);
+			if (touch) {
+				stats.cmd_touch++;
+				stats.touch_hits++;
+			} else {
+				stats.cmd_get++;
+			}
+			stats.get_hits++;
+			pthread_mutex_unlock(&cache_lock);
+			return true;
+		}
+		free(val);
+		it = cache_lookup(key, nkey, hv, &expired);
+		lost = it && it->state == ITEM_LOST;
+	}
+	if (lost) {
+		stats.purge_misses++;
+		cache_drop_lost(it);
+	}
+	if (touch) {
+		stats.cmd_touch++;
+		stats.touch_misses++;
+	} else {
+		stats.cmd_get++;
+	}
+	stats.get_misses++;
+	pthread_mutex_unlock(&cache_lock);
+	return false;
+}
+
+/* get, gets, gat, gats.  Returns false when the connection must close. */
+static bool process_get(struct conn *c, token_t *tokens, size_t ntokens,
+			bool ret_cas, bool touch, bool collect)
+{
+	token_t *key_token = &tokens[1];
+	int32_t exptime_int = 0;
+	uint32_t exptime = 0;
+	bool fail_length = false, too_big = false;
+
+	if (touch) {
+		if (!safe_strtol(tokens[1].value, &exptime_int)) {
+			out_string(c, "CLIENT_ERROR invalid exptime argument");
+			return true;
+		}
+		key_token++;
+		exptime = cache_exptime(exptime_int);
+	}
+	do {
+		while (key_token->length != 0) {
+			if (key_token->length > KEY_MAX_LENGTH) {
+				fail_length = true;
+				goto stop;
+			}
+			get_one(c, key_token->value, key_token->length, ret_cas,
+				touch, exptime, collect);
+			if (evbuffer_get_length(c->gbuf) +
+			    evbuffer_get_length(c->out) > settings.out_max) {
+				too_big = true;
+				goto stop;
+			}
+			key_token++;
+		}
+		if (key_token->value != NULL) {
+			ntokens = tokenize(key_token->value, tokens, MAX_TOKENS);
+			(void)ntokens;
+			key_token = tokens;
+		}
+	} while (key_token->value != NULL);
+stop:
+	if (too_big) {
+		logmsg(1, "closing a client whose reply passed %llu bytes",
+		       (unsigned long long)settings.out_max);
+		evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
+		return false;
+	}
+	if (collect)
+		return true;
+	if (fail_length) {
+		/* memcached culls every reply not yet sent, not only this get's */
+		evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
+		evbuffer_drain(c->out, evbuffer_get_length(c->out));
+		out_string(c, "CLIENT_ERROR bad command line format");
+	} else {
+		evbuffer_add(c->gbuf, "END\r\n", 5);
+		evbuffer_add_buffer(c->out, c->gbuf);
+	}
+	return true;
+}
+
+/* ---- storage commands ------------------------------------------------- */
+
+static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
+			   enum store_cmd cmd, bool handle_cas)
+{
+	uint32_t flags;
+	int32_t exptime_int, vlen;
+	uint64_t req_cas = 0;
+
+	set_noreply_maybe(c, tokens, ntokens);
+	if (tokens[1].length > KEY_MAX_LENGTH) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if (!(safe_strtoul(tokens[2].value, &flags) &&
+	      safe_strtol(tokens[3].value, &exptime_int) &&
+	      safe_strtol(tokens[4].value, &vlen))) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if (handle_cas && !safe_strtoull(tokens[5].value, &req_cas)) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if (vlen < 0 || vlen > INT_MAX - 2) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if ((uint64_t)tokens[1].length + (uint64_t)vlen + 2 + ITEM_OVERHEAD >
+	    settings.item_size_max) {
+		out_string(c, "SERVER_ERROR object too large for cache");
+		c->state = ST_SWALLOW;
+		c->swallow = (uint64_t)vlen + 2;
+		if (cmd == CMD_SET) {
+			/* no stale value may outlive a failed set */
+			uint32_t hv = index_hash(tokens[1].value, tokens[1].length);
+
+			pthread_mutex_lock(&cache_lock);
+			cache_delete(tokens[1].value, tokens[1].length, hv);
+			pthread_mutex_unlock(&cache_lock);
+		}
+		return;
+	}
+	c->cmd = cmd;
+	memcpy(c->key, tokens[1].value, tokens[1].length);
+	c->nkey = tokens[1].length;
+	c->flags = flags;
+	c->exptime = (uint32_t)exptime_int;  /* raw; converted on store */
+	c->cas = req_cas;
+	c->vlen = (uint32_t)vlen;
+	c->state = ST_NREAD;
+}
+
+/* The value block arrived: check its CRLF, store, reply. */
+static void complete_nread(struct conn *c, const char *data)
+{
+	static const char *const replies[] = {
+		[R_STORED] = "STORED",
+		[R_NOT_STORED] = "NOT_STORED",
+		[R_EXISTS] = "EXISTS",
+		[R_NOT_FOUND] = "NOT_FOUND",
+		[R_TOO_LARGE] = "SERVER_ERROR out of memory storing object",
+		[R_NO_MEMORY] = "SERVER_ERROR out of memory storing object",
+	};
+	uint32_t hv;
+	enum store_res r;
+
+	c->state = ST_CMD;
+	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
+		out_string(c, "CLIENT_ERROR bad data chunk");
+		return;
+	}
+	hv = index_hash(c->key, c->nkey);
+	pthread_mutex_lock(&cache_lock);
+	stats.cmd_set++;
+	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
+			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
+	pthread_mutex_unlock(&cache_lock);
+	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
+	    upstream_set(c, c->key, c->nkey, hv) == 0) {
+		/* write-through: the reply waits for the upstream's answer */
+		c->reply = c->noreply ? NULL : strdup(replies[r]);
+		c->noreply = false;
+		c->wait_set = true;
+		c->state = ST_WAIT;
+		upstream_flush(c);
+		return;
+	}
+	out_string(c, replies[r]);
+}
+
+/* ---- other commands --------------------------------------------------- */
+
+static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
+			       bool incr)
+{
+	char buf[32];
+	uint64_t delta;
+	enum delta_res r;
+	uint32_t hv;
+
+	set_noreply_maybe(c, tokens, ntokens);
+	if (tokens[1].length > KEY_MAX_LENGTH) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if (!safe_strtoull(tokens[2].value, &delta)) {
+		out_string(c, "CLIENT_ERROR invalid numeric delta argument");
+		return;
+	}
+	hv = index_hash(tokens[1].value, tokens[1].length);
+	pthread_mutex_lock(&cache_lock);
+	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
+	if (r == D_NOT_FOUND) {
+		if (incr)
+			stats.incr_misses++;
+		else
+			stats.decr_misses++;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	switch (r) {
+	case D_OK:
+		out_string(c, buf);
+		break;
+	case D_NON_NUMERIC:
+		out_string(c, "CLIENT_ERROR cannot increment or decrement non-numeric value");
+		break;
+	case D_NO_MEMORY:
+		out_string(c, "SERVER_ERROR out of memory");
+		break;
+	case D_NOT_FOUND:
+		out_string(c, "NOT_FOUND");
+		break;
+	}
+}
+
+static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	uint32_t hv;
+	bool found;
+
+	if (ntokens > 3) {
+		bool hold_is_zero = strcmp(tokens[2].value, "0") == 0;
+		bool sets_noreply = set_noreply_maybe(c, tokens, ntokens);
+		bool valid = (ntokens == 4 && (hold_is_zero || sets_noreply)) ||
+			     (ntokens == 5 && hold_is_zero && sets_noreply);
+
+		if (!valid) {
+			out_string(c, "CLIENT_ERROR bad command line format.  "
+				      "Usage: delete <key> [noreply]");
+			return;
+		}
+	}
+	if (tokens[1].length > KEY_MAX_LENGTH) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	hv = index_hash(tokens[1].value, tokens[1].length);
+	pthread_mutex_lock(&cache_lock);
+	found = cache_delete(tokens[1].value, tokens[1].length, hv);
+	if (found)
+		stats.delete_hits++;
+	else
+		stats.delete_misses++;
+	pthread_mutex_unlock(&cache_lock);
+	if (found && settings.origin == ORIGIN_MEMCACHE)
+		upstream_delete(c, tokens[1].value, tokens[1].length);
+	out_string(c, found ? "DELETED" : "NOT_FOUND");
+}
+
+static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	int32_t exptime_int;
+	uint32_t hv;
+	bool found;
+
+	set_noreply_maybe(c, tokens, ntokens);
+	if (tokens[1].length > KEY_MAX_LENGTH) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	if (!safe_strtol(tokens[2].value, &exptime_int)) {
+		out_string(c, "CLIENT_ERROR invalid exptime argument");
+		return;
+	}
+	hv = index_hash(tokens[1].value, tokens[1].length);
+	pthread_mutex_lock(&cache_lock);
+	found = cache_touch(tokens[1].value, tokens[1].length, hv,
+			    cache_exptime(exptime_int));
+	stats.cmd_touch++;
+	if (found)
+		stats.touch_hits++;
+	else
+		stats.touch_misses++;
+	pthread_mutex_unlock(&cache_lock);
+	out_string(c, found ? "TOUCHED" : "NOT_FOUND");
+}
+
+static void process_flush_all(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	int32_t exptime = 0;
+
+	set_noreply_maybe(c, tokens, ntokens);
+	pthread_mutex_lock(&cache_lock);
+	stats.cmd_flush++;
+	pthread_mutex_unlock(&cache_lock);
+	if (ntokens != (c->noreply ? 3u : 2u)) {
+		if (!safe_strtol(tokens[1].value, &exptime)) {
+			out_string(c, "CLIENT_ERROR invalid exptime argument");
+			return;
+		}
+	}
+	pthread_mutex_lock(&cache_lock);
+	cache_flush(exptime);
+	pthread_mutex_unlock(&cache_lock);
+	out_string(c, "OK");
+}
+
+static void process_verbosity(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	uint32_t level;
+
+	set_noreply_maybe(c, tokens, ntokens);
+	if (!safe_strtoul(tokens[1].value, &level)) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	}
+	settings.verbose = level > 2 ? 2 : (int)level;
+	out_string(c, "OK");
+}
+
+static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	const char *sub = tokens[1].value;
+
+	if (ntokens == 2) {
+		stats_emit(c->out);
+	} else if (!strcmp(sub, "reset")) {
+		stats_reset();
+		out_string(c, "RESET");
+	} else if (!strcmp(sub, "settings")) {
+		stats_settings_emit(c->out);
+	} else if (!strcmp(sub, "detail")) {
+		out_string(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+	} else if (!strcmp(sub, "items") || !strcmp(sub, "slabs") ||
+		   !strcmp(sub, "sizes") || !strcmp(sub, "conns")) {
+		out_string(c, "END");
+	} else {
+		out_string(c, "ERROR");
+	}
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+enum cmd_ret { CMD_DONE, CMD_CLOSE };
+
+#define WANT(cond) do { if (!(cond)) { out_string(c, "ERROR"); return CMD_DONE; } } while (0)
+
+static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
+{
+	token_t tokens[MAX_TOKENS];
+	size_t ntokens = tokenize(command, tokens, MAX_TOKENS);
+	const char *cmd;
+	char first;
+
+	if (ntokens < 2 || tokens[0].length < 2) {
+		out_string(c, "ERROR");
+		return CMD_DONE;
+	}
+	cmd = tokens[0].value;
+	first = cmd[0];
+	if (first == 'm' && tokens[0].length == 2) {
+		if (cmd[1] == 'n')
+			out_string(c, "MN");
+		else
+			out_string(c, "CLIENT_ERROR bad command line format");
+	} else if (first == 'g') {
+		WANT(ntokens >= 3);
+		if (!strcmp(cmd, "get"))
+			return process_get(c, tokens, ntokens, false, false, collect) ? CMD_DONE : CMD_CLOSE;
+		else if (!strcmp(cmd, "gets"))
+			return process_get(c, tokens, ntokens, true, false, collect) ? CMD_DONE : CMD_CLOSE;
+		else if (!strcmp(cmd, "gat"))
+			return process_get(c, tokens, ntokens, false, true, collect) ? CMD_DONE : CMD_CLOSE;
+		else if (!strcmp(cmd, "gats"))
+			return process_get(c, tokens, ntokens, true, true, collect) ? CMD_DONE : CMD_CLOSE;
+		else
+			out_string(c, "ERROR");
+	} else if (!strcmp(cmd, "set")) {
+		WANT(ntokens == 6 || ntokens == 7);
+		process_update(c, tokens, ntokens, CMD_SET, false);
+	} else if (!strcmp(cmd, "add")) {
+		WANT(ntokens == 6 || ntokens == 7);
+		process_update(c, tokens, ntokens, CMD_ADD, false);
+	} else if (!strcmp(cmd, "replace")) {
+		WANT(ntokens == 6 || ntokens == 7);
+		process_update(c, tokens, ntokens, CMD_REPLACE, false);
+	} else if (!strcmp(cmd, "append")) {
+		WANT(ntokens == 6 || ntokens == 7);
+		process_update(c, tokens, ntokens, CMD_APPEND, false);
+	} else if (!strcmp(cmd, "prepend")) {
+		WANT(ntokens == 6 || ntokens == 7);
+		process_update(c, tokens, ntokens, CMD_PREPEND, false);
+	} else if (!strcmp(cmd, "cas")) {
+		WANT(ntokens == 7 || ntokens == 8);
+		process_update(c, tokens, ntokens, CMD_CAS, true);
+	} else if (!strcmp(cmd, "incr")) {
+		WANT(ntokens == 4 || ntokens == 5);
+		process_arithmetic(c, tokens, ntokens, true);
+	} else if (!strcmp(cmd, "decr")) {
+		WANT(ntokens == 4 || ntokens == 5);
+		process_arithmetic(c, tokens, ntokens, false);
+	} else if (!strcmp(cmd, "delete")) {
+		WANT(ntokens >= 3 && ntokens <= 5);
+		process_delete(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "touch")) {
+		WANT(ntokens == 4 || ntokens == 5);
+		process_touch(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "stats")) {
+		process_stats(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "shutdown")) {
+		out_string(c, "ERROR: shutdown not enabled");
+	} else if (tokens[ntokens - 2].value &&
+		   !strncmp(tokens[ntokens - 2].value, "HTTP/", 5)) {
+		return CMD_CLOSE;
+	} else if (!strcmp(cmd, "flush_all")) {
+		WANT(ntokens >= 2 && ntokens <= 4);
+		process_flush_all(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "version")) {
+		out_string(c, "VERSION " CACHED_VERSION);
+	} else if (!strcmp(cmd, "quit")) {
+		return CMD_CLOSE;
+	} else if (!strcmp(cmd, "verbosity")) {
+		WANT(ntokens == 3 || ntokens == 4);
+		process_verbosity(c, tokens, ntokens);
+	} else {
+		out_string(c, "ERROR");
+	}
+	return CMD_DONE;
+}
+
+/* True when a line is a get-family command (it may go upstream first). */
+static bool is_get_line(const char *p, size_t n)
+{
+	while (n && *p == ' ') {
+		p++;
+		n--;
+	}
+	return n > 4 && p[0] == 'g' && (!strncmp(p, "get ", 4) ||
+		!strncmp(p, "gets ", 5) || !strncmp(p, "gat ", 4) ||
+		!strncmp(p, "gats ", 5));
+}
+
+enum proto_ret proto_process(struct conn *c)
+{
+	for (;;) {
+		size_t avail = c->rend - c->rstart;
+		char *line, *el;
+		size_t consumed;
+
+		switch (c->state) {
+		case ST_CLOSE:
+			return PROTO_CLOSE;
+		case ST_WAIT:
+			return PROTO_BLOCKED;
+		case ST_SWALLOW: {
+			size_t n = avail < c->swallow ? avail : (size_t)c->swallow;
+
+			c->rstart += n;
+			c->swallow -= n;
+			if (c->swallow)
+				return PROTO_MORE;
+			c->state = ST_CMD;
+			continue;
+		}
+		case ST_NREAD: {
+			size_t need = (size_t)c->vlen + 2;
+
+			if (avail < need) {
+				if (conn_rbuf_reserve(c, need - avail) < 0)
+					return PROTO_CLOSE;
+				return PROTO_MORE;
+			}
+			c->rstart += need;
+			complete_nread(c, c->rbuf + c->rstart - need);
+			continue;
+		}
+		case ST_CMD:
+			break;
+		}
+		if (evbuffer_get_length(c->out) > OUT_SOFT)
+			return PROTO_BLOCKED;
+		if (avail == 0)
+			return PROTO_MORE;
+		line = c->rbuf + c->rstart;
+		el = memchr(line, '\n', avail);
+		if (!el) {
+			if (avail > LINE_MAX_NONGET) {
+				const char *p = line;
+
+				while (*p == ' ' && p < line + avail - 5)
+					p++;
+				if (p - line > 100 || (strncmp(p, "get ", 4) &&
+						       strncmp(p, "gets ", 5)))
+					return PROTO_CLOSE;
+				if (avail > LINE_MAX_GET)
+					return PROTO_CLOSE;
+			}
+			return PROTO_MORE;
+		}
+		consumed = (size_t)(el - line) + 1;
+		if (el - line > 1 && el[-1] == '\r')
+			el--;
+		c->noreply = false;
+		if (settings.origin == ORIGIN_MEMCACHE && !c->refetched &&
+		    is_get_line(line, consumed)) {
+			/* first pass: send the misses upstream, then run again */
+			char *copy = malloc(consumed);
+			enum cmd_ret r;
+
+			if (!copy)
+				return PROTO_CLOSE;
+			memcpy(copy, line, consumed);
+			*el = '\0';
+			r = process_command(c, line, true);
+			memcpy(line, copy, consumed);
+			free(copy);
+			if (r == CMD_CLOSE)
+				return PROTO_CLOSE;
+			if (c->pending) {
+				c->state = ST_WAIT;
+				upstream_flush(c);
+				return PROTO_BLOCKED;
+			}
+			c->refetched = true;
+			continue;
+		}
+		*el = '\0';
+		c->rstart += consumed;
+		if (process_command(c, line, false) == CMD_CLOSE)
+			return PROTO_CLOSE;
+		c->refetched = false;
+	}
+}
+
+/* Upstream answered everything this connection waited for. */
+void proto_upstream_done(struct conn *c)
+{
+	if (c->state != ST_WAIT)
+		return;
+	c->state = ST_CMD;
+	if (c->reply) {
+		if (c->up_failed) {
+			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");
+		} else {
+			evbuffer_add(c->out, c->reply, strlen(c->reply));
+			evbuffer_add(c->out, "\r\n", 2);
+		}
+		free(c->reply);
+		c->reply = NULL;
+	}
+	c->up_failed = false;
+	/* a get that waited runs again; its misses are now final */
+	if (!c->wait_set)
+		c->refetched = true;
+	c->wait_set = false;
+}

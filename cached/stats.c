@@ -1,0 +1,144 @@
+/*
+ * stats.c - counters in memcached's names plus the volatility counters.
+ *
+ * Counters live in the global struct stats (changed under cache_lock) and
+ * a few atomics for connections and bytes; this file only formats them.
+ */
+#include "stats.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "cached.h"
+#include "index.h"
+#include "store.h"
+
+static const char *mode_name(enum cache_mode m)
+{
+	return m == MODE_VOLATILE ? "volatile" : m == MODE_PSI ? "psi" : "pinned";
+}
+
+#define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))
+
+void stats_emit(struct evbuffer *out)
+{
+	struct store_stats st;
+	struct stats s;
+	struct rusage ru;
+	uint32_t now = current_time;
+
+	getrusage(RUSAGE_SELF, &ru);
+	pthread_mutex_lock(&cache_lock);
+	s = stats;
+	store_get_stats(&st);
+	s.curr_items = index_count();
+	uint64_t imem = index_mem_bytes();
+	pthread_mutex_unlock(&cache_lock);
+
+	U("pid", getpid());
+	U("uptime", now - process_started);
+	U("time", now);
+	evbuffer_add_printf(out, "STAT version %s\r\n", CACHED_VERSION);
+	evbuffer_add_printf(out, "STAT pointer_size %d\r\n", (int)(8 * sizeof(void *)));
+	evbuffer_add_printf(out, "STAT rusage_user %ld.%06ld\r\n",
+			    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+	evbuffer_add_printf(out, "STAT rusage_system %ld.%06ld\r\n",
+			    (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
+	U("max_connections", settings.maxconns);
+	U("curr_connections", __atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED));
+	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
+	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
+	U("cmd_get", s.cmd_get);
+	U("cmd_set", s.cmd_set);
+	U("cmd_flush", s.cmd_flush);
+	U("cmd_touch", s.cmd_touch);
+	U("get_hits", s.get_hits);
+	U("get_misses", s.get_misses);
+	U("get_expired", s.get_expired);
+	U("get_flushed", s.get_flushed);
+	U("delete_misses", s.delete_misses);
+	U("delete_hits", s.delete_hits);
+	U("incr_misses", s.incr_misses);
+	U("incr_hits", s.incr_hits);
+	U("decr_misses", s.decr_misses);
+	U("decr_hits", s.decr_hits);
+	U("cas_misses", s.cas_misses);
+	U("cas_hits", s.cas_hits);
+	U("cas_badval", s.cas_badval);
+	U("touch_hits", s.touch_hits);
+	U("touch_misses", s.touch_misses);
+	U("bytes_read", __atomic_load_n(&stat_bytes_read, __ATOMIC_RELAXED));
+	U("bytes_written", __atomic_load_n(&stat_bytes_written, __ATOMIC_RELAXED));
+	U("limit_maxbytes", settings.maxbytes);
+	U("threads", settings.num_threads);
+	U("bytes", st.value_bytes);
+	U("curr_items", s.curr_items);
+	U("total_items", s.total_items);
+	U("evictions", s.evictions);
+	evbuffer_add_printf(out, "STAT mode %s\r\n", mode_name(settings.mode_eff));
+	U("volatile_bytes", st.volatile_bytes);
+	U("volatile_ranges", st.volatile_ranges);
+	U("purged_ranges", s.purged_ranges);
+	U("purged_objects", s.purged_objects);
+	U("rebuilds", s.rebuilds);
+	U("rebuild_usec", s.rebuild_usec);
+	U("purge_misses", s.purge_misses);
+	U("origin_fetches", s.origin_fetches);
+	U("origin_errors", s.origin_errors);
+	U("verify_errors", s.verify_errors);
+	U("lost_items", st.lost_items);
+	U("volatile_marks", s.marks);
+	U("volatile_unmarks", s.unmarks);
+	U("psi_events", s.psi_events);
+	U("psi_dropped_bytes", s.psi_dropped_bytes);
+	U("segment_size", st.seg_size);
+	U("segments_small", st.segs_small);
+	U("segments_large", st.segs_large);
+	U("store_bytes", st.used_bytes);
+	U("index_bytes", imem);
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+void stats_settings_emit(struct evbuffer *out)
+{
+	static const char *origins[] = { "none", "gen", "dir", "memcache" };
+
+	U("maxbytes", settings.maxbytes);
+	U("maxconns", settings.maxconns);
+	U("tcpport", settings.port);
+	evbuffer_add_printf(out, "STAT inter %s\r\n", settings.inter ? settings.inter : "NULL");
+	U("verbosity", settings.verbose);
+	evbuffer_add_printf(out, "STAT domain_socket %s\r\n",
+			    settings.socketpath ? settings.socketpath : "NULL");
+	U("num_threads", settings.num_threads);
+	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
+	U("item_size_max", settings.item_size_max);
+	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
+	evbuffer_add_printf(out, "STAT mode %s\r\n", mode_name(settings.mode));
+	evbuffer_add_printf(out, "STAT mode_effective %s\r\n", mode_name(settings.mode_eff));
+	U("idle", settings.idle_secs);
+	evbuffer_add_printf(out, "STAT origin %s\r\n", origins[settings.origin]);
+	evbuffer_add_printf(out, "STAT verify %s\r\n", settings.verify ? "yes" : "no");
+	U("psi_stall_us", settings.psi_stall_us);
+	U("psi_window_us", settings.psi_window_us);
+	U("psi_drop_pct", settings.psi_drop_pct);
+	U("output_limit", settings.out_max);
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+void stats_reset(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	uint64_t curr = stats.curr_items;
+	memset(&stats, 0, sizeof(stats));
+	stats.curr_items = curr;
+	pthread_mutex_unlock(&cache_lock);
+	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,83 @@
+/*
+ * store.h - value storage: one memfd, page-aligned segments, volatility.
+ * Not thread-safe: callers hold cache_lock.
+ */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+
+#define SEG_NONE UINT32_MAX
+
+struct store_stats {
+	uint64_t seg_size, nslots;
+	uint64_t used_bytes;        /* segment bytes charged to -m */
+	uint64_t value_bytes;       /* live value bytes */
+	uint64_t volatile_bytes, volatile_ranges;
+	uint64_t segs_small, segs_large;
+	uint64_t lost_items;
+};
+
+extern char *store_base;
+extern int store_fd;
+
+/*
+ * Create the memfd and the segment table for maxbytes of values (index
+ * memory is charged to the same budget).  vol: mark idle data volatile.
+ * Returns 0 or -1 with errno.
+ */
+int store_init(uint64_t maxbytes, bool vol);
+
+/* Release the memfd and tables (tests). */
+void store_destroy(void);
+
+/*
+ * Reserve len bytes (value plus "\r\n") for a new value, evicting the
+ * coldest data while over budget.  Fills *seg and *off.  Returns 0, or -1
+ * when len cannot fit even in an empty cache.
+ */
+int store_reserve(size_t len, uint32_t *seg, uint64_t *off);
+
+/* Attach an item (it->seg/off/vlen set) to its segment's list. */
+void store_link(struct item *it);
+
+/* Detach an item from its segment; frees the segment when it empties. */
+void store_unlink(struct item *it);
+
+/*
+ * Make an item's value readable: a no-op for hot data; for data in a
+ * volatile range, unmark it first.  Returns 0 when the value at it->off can
+ * be read, 1 when the range had been purged (every item of the range is now
+ * ITEM_LOST and detached, including it).
+ */
+int store_prepare_read(struct item *it, uint32_t now);
+
+/* Turn a readable item into a lost one (detached, no storage). */
+void store_lose(struct item *it);
+
+/* Remove a lost or stored item from index and store and free it. */
+void store_forget(struct item *it);
+
+/* Mark segments idle for idle_secs as volatile (one call per range). */
+void store_tick(uint32_t now, uint32_t idle_secs);
+
+/* Punch out the coldest data until about bytes are dropped (PSI mode). */
+uint64_t store_drop_coldest(uint64_t bytes);
+
+/* Drop everything (flush_all): all items freed, all ranges punched. */
+void store_flush_all(void);
+
+/* Fill the counters. */
+void store_get_stats(struct store_stats *st);
+
+/* Pointer to a memfd offset. */
+static inline char *store_ptr(uint64_t off)
+{
+	return store_base + off;
+}
+
+#endif

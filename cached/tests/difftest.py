@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Differential protocol test: the same sessions, including malformed input,
+go to Debian's memcached and to cached; replies must match byte for byte
+(cas unique values are masked, version and stats are checked separately)."""
+import re
+import sys
+
+import util
+
+K250 = b"k" * 250
+K251 = b"k" * 251
+
+CASES = {
+    "set_get": b"set a 0 0 1\r\nx\r\nget a\r\nget a b a\r\n",
+    "get_many_keys": b"set m 0 0 1\r\nx\r\nget " + b" ".join(b"m" for _ in range(60)) + b" zz\r\n",
+    "get_40_misses": b"get " + b" ".join(b"k%d" % i for i in range(40)) + b"\r\n",
+    "key_250": b"set " + K250 + b" 5 0 2\r\nab\r\nget " + K250 + b"\r\n",
+    "key_251_set": b"set " + K251 + b" 0 0 1\r\nx\r\n",
+    "key_251_get": b"set a 0 0 1\r\nx\r\nget a " + K251 + b" a\r\n",
+    "key_251_others": b"incr " + K251 + b" 1\r\ndelete " + K251 + b"\r\ntouch " + K251 + b" 1\r\n",
+    "negative_len": b"set a 0 0 -1\r\nx\r\nget a\r\n",
+    "bad_chunk": b"set a 0 0 3\r\nxxxxx\r\nget a\r\n",
+    "bad_chunk_noreply": b"set a 0 0 3 noreply\r\nxxxxx\r\nget a\r\n",
+    "bad_chunk_lf": b"set e 0 0 1\r\nx\nget e\r\n",
+    "too_large": b"set a 0 0 2000000\r\n" + b"x" * 2000000 + b"\r\nget a\r\n",
+    "too_large_noreply": b"set a 0 0 2000000 noreply\r\n" + b"x" * 2000000 + b"\r\nget a\r\nversion\r\n".replace(b"version\r\n", b""),
+    "too_large_drops_old": b"set big 0 0 1\r\nx\r\nset big 0 0 1048577\r\n" + b"x" * 1048577 + b"\r\nget big\r\n",
+    "near_limit": b"set big 0 0 1000000\r\n" + b"y" * 1000000 + b"\r\nget big\r\n",
+    "incr_decr": b"set n 0 0 3\r\n100\r\ndecr n 95\r\nget n\r\nincr n -1\r\nincr n abc\r\nincr zz 1\r\nset t 0 0 2\r\nab\r\nincr t 1\r\n",
+    "incr_wrap": b"set i 0 0 20\r\n18446744073709551615\r\nincr i 1\r\nget i\r\nset j 0 0 1\r\n9\r\nincr j 1\r\nget j\r\nincr j 18446744073709551616\r\n",
+    "decr_floor": b"set d 0 0 1\r\n5\r\ndecr d 10\r\nincr d 1 noreply\r\nget d\r\nincr d 1 2\r\ndecr d\r\n",
+    "verbosity": b"verbosity\r\nverbosity x\r\nverbosity 1\r\nverbosity 1 noreply\r\nverbosity 5 junk\r\nverbosity noreply\r\nverbosity 0\r\n",
+    "delete_forms": b"set a 0 0 1\r\nx\r\ndelete a 0\r\ndelete a 1\r\ndelete a noreply\r\ndelete a 0 noreply\r\ndelete a x y\r\ndelete a\r\n",
+    "flush_forms": b"flush_all x\r\nflush_all 0\r\nflush_all noreply\r\nflush_all 1 2 3\r\nflush_all noreply 5\r\nflush_all -1\r\n",
+    "flush_clears": b"set a 0 0 1\r\nx\r\nflush_all\r\nget a\r\nset a 0 0 1\r\ny\r\nget a\r\n",
+    "gat_forms": b"gat\r\ngat 10\r\ngat x a\r\ntouch a\r\ntouch a x\r\ngats\r\ngats 1\r\ngets\r\n",
+    "touch_gat": b"set c 0 0 1\r\nx\r\ntouch c 100\r\ntouch nope 1\r\ngat 0 c zz\r\ngat 100 c\r\n",
+    "junk_lines": b"\r\n\n \r\nx\r\nGET a\r\nstats foo\r\nshutdown\r\nmn\r\nxyzzy 1 2\r\n",
+    "token_counts": b"set a 0 0 1 2 3\r\nset a 0\r\ncas a 0 0 1\r\ncas a 0 0 1 x\r\nx\r\nincr\r\nget\r\ndelete\r\ntouch\r\n",
+    "flags": b"set f -1 0 1\r\nx\r\nset f 4294967296 0 1\r\nx\r\nget f\r\nset g 4294967295 0 1\r\ny\r\nget g\r\n",
+    "number_forms": b"set e 0 0 01\r\nx\r\nget e\r\nset e 0 0 1x\r\nx\r\nset e 0 0 1\tx\r\ny\r\nget e\r\n",
+    "spaces": b"  get a\r\nget  a   \r\nget a\nset a 0 0 1\r\nz\r\n   get    a  \r\n",
+    "nul_bytes": b"set x 0 0 1\r\n\x00\r\nget x\r\nset x\x00y 0 0 1\r\nz\r\n",
+    "noreply_all": b"set q 0 0 1 noreply\r\nx\r\nadd q 0 0 1 noreply\r\ny\r\nreplace q 0 0 1 noreply\r\nz\r\nappend q 0 0 1 noreply\r\na\r\nprepend q 0 0 1 noreply\r\nb\r\ntouch q 10 noreply\r\nincr q 1 noreply\r\ndelete q noreply\r\nget q\r\n",
+    "add_replace": b"set a 0 0 1 noreply\r\nx\r\nadd a 0 0 1\r\ny\r\nreplace zz 0 0 1\r\ny\r\nreplace a 0 0 1 noreply\r\nz\r\nget a\r\nadd new 3 0 1\r\nn\r\nget new\r\n",
+    "append_prepend": b"set a 7 0 1\r\nx\r\nappend a 0 0 1\r\ny\r\nprepend a 9 0 1\r\nz\r\nget a\r\nappend nope 0 0 1\r\nx\r\nprepend nope 0 0 1\r\nx\r\n",
+    "append_incr": b"set u 1 0 1\r\n1\r\nappend u 5 5 1\r\n2\r\nincr u 5\r\nget u\r\n",
+    "cas_flow": b"cas nokey 0 0 1 5\r\nx\r\nset c 0 0 1\r\nx\r\ncas c 0 0 1 999999\r\ny\r\nget c\r\n",
+    "expiry": b"set a 0 -1 1\r\nx\r\nget a\r\nset b 0 1000 1\r\nx\r\nget b\r\nset c 0 1 1\r\nx\r\ntouch b -1\r\nget b\r\nset d 0 100000000 1\r\nx\r\nget d\r\nset e 0 4000000000 1\r\ny\r\nget e\r\n",
+    "gat_expire": b"set a 0 0 1\r\nx\r\ngat -1 a\r\nget a\r\n",
+    "line_2048_close": b"x" * 3000,
+    "long_get_line": b"get " + b"a " * 1500 + b"\r\n",
+    "long_set_line": b"set " + b"a" * 3000 + b" 0 0 1\r\nx\r\n",
+    "partial_value": b"set a 0 0 10\r\nx",
+    "version_quit": b"quit\r\nget a\r\n",
+    "stats_sub": b"stats reset\r\nstats detail\r\nstats nosuch\r\n",
+    "http": b"GET / HTTP/1.1\r\nget a\r\n",
+    "binary_junk": bytes(range(256)) + b"\r\nget a\r\n",
+    "crlf_only_value": b"set a 0 0 0\r\n\r\nget a\r\nappend a 0 0 0\r\n\r\nincr a 1\r\n",
+    "meta_noop": b"mn\r\n",
+}
+
+CAS_RE = re.compile(rb"^(VALUE \S+ \d+ \d+) \d+\r$", re.M)
+
+
+def norm(b):
+    return CAS_RE.sub(rb"\1 CAS\r", b)
+
+
+def cas_session(port):
+    """gets, then cas with the right and a wrong unique."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(2)
+    f = s.makefile("rb")
+    out = []
+    s.sendall(b"set cs 0 0 1\r\nx\r\ngets cs\r\n")
+    out.append(f.readline())
+    hdr = f.readline()
+    out.append(norm(hdr))
+    out.append(f.readline())
+    out.append(f.readline())
+    cas = hdr.split()[4]
+    s.sendall(b"cas cs 0 0 1 " + cas + b"\r\ny\r\ncas cs 0 0 1 " + cas + b"\r\nz\r\ngets cs\r\n")
+    for _ in range(5):
+        out.append(norm(f.readline()))
+    s.close()
+    return b"".join(out)
+
+
+def main():
+    mc, mport = util.start_memcached()
+    cd, cport = util.start_cached("--mode", "pinned")
+    fails = 0
+    try:
+        for name, data in CASES.items():
+            a = norm(util.command(mport, data))
+            b = norm(util.command(cport, data))
+            if a != b:
+                fails += 1
+                print("  diff %s:\n    memcached: %r\n    cached:    %r" % (name, a[:300], b[:300]))
+        a, b = cas_session(mport), cas_session(cport)
+        if a != b:
+            fails += 1
+            print("  diff cas_session:\n    memcached: %r\n    cached:    %r" % (a, b))
+        v = util.command(cport, b"version\r\n")
+        if not re.match(rb"^VERSION \d+\.\d+\.\d+\S*\r\n$", v):
+            fails += 1
+            print("  bad version reply %r" % v)
+        sm, sc = util.stats(mport), util.stats(cport)
+        need = ("pid uptime time version curr_items total_items bytes curr_connections "
+                "total_connections cmd_get cmd_set cmd_flush cmd_touch get_hits get_misses "
+                "get_expired delete_hits delete_misses incr_hits incr_misses decr_hits "
+                "decr_misses cas_hits cas_misses cas_badval touch_hits touch_misses evictions "
+                "bytes_read bytes_written limit_maxbytes threads mode volatile_bytes "
+                "volatile_ranges purged_ranges purged_objects rebuilds rebuild_usec "
+                "purge_misses origin_fetches origin_errors").split()
+        missing = [n for n in need if n not in sc]
+        if missing:
+            fails += 1
+            print("  stats missing: %s" % missing)
+        for n in ("cmd_get", "get_hits", "get_misses", "cmd_set", "delete_hits",
+                  "incr_hits", "decr_hits", "cas_hits", "cas_badval", "cas_misses"):
+            if n in sm and sm[n] != sc.get(n):
+                print("  note: stat %s memcached=%s cached=%s" % (n, sm[n], sc.get(n)))
+    finally:
+        util.stop(mc)
+        util.stop(cd)
+    print("%d cases, %d differences" % (len(CASES) + 1, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Helpers for the host tests: start servers on free loopback ports."""
+import os
+import socket
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHED = os.environ.get("CACHED_BIN", os.path.join(HERE, "..", "cached"))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc, timeout=5.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited with %s" % proc.returncode)
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("server did not listen on %d" % port)
+
+
+def start(argv, port):
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_port(port, proc)
+    return proc
+
+
+def start_cached(*extra):
+    port = free_port()
+    argv = [CACHED, "-u", "root", "-p", str(port), "-t", "2"] + list(extra)
+    return start(argv, port), port
+
+
+def start_memcached(*extra):
+    port = free_port()
+    argv = ["memcached", "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-t", "2", "-U", "0"] + list(extra)
+    return start(argv, port), port
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.returncode
+
+
+def command(port, data, timeout=2.0):
+    """Send data, half-close, return everything the server says."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(timeout)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        out += b"<TIMEOUT>"
+    except ConnectionResetError:
+        out += b"<RESET>"
+    s.close()
+    return out
+
+
+def stats(port):
+    out = command(port, b"stats\r\n").decode()
+    res = {}
+    for line in out.splitlines():
+        p = line.split(" ", 2)
+        if len(p) == 3 and p[0] == "STAT":
+            res[p[1]] = p[2]
+    return res

@@ -1,0 +1,326 @@
+/*
+ * thread.c - worker threads and the connection I/O loop.
+ *
+ * The main thread accepts and pushes the socket on a worker's queue, then
+ * wakes that worker with event_active() (libevent is set up for pthreads).
+ * A worker owns its connections: it reads into the connection's buffer,
+ * runs the protocol, and writes the output buffer with evbuffer_write.
+ *
+ * Bounds: a connection stops being read while its output is above
+ * OUT_SOFT (a pipelining client gets backpressure, not unbounded memory);
+ * a single reply above settings.out_max closes it (proto_text.c); the read
+ * buffer never holds more than one command line (<= 1 MiB for multi-get)
+ * or one value (<= -I).
+ */
+#include "thread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "cached.h"
+#include "proto.h"
+#include "upstream.h"
+
+struct worker {
+	pthread_t tid;
+	struct event_base *base;
+	struct event *notify;
+	pthread_mutex_t qlock;
+	int *q;
+	size_t qn, qcap;
+	struct upstream *up;
+};
+
+/* Per-connection reference count lives beside the struct. */
+struct conn_box {
+	struct conn c;
+	struct event *wev;
+	int refs;
+	bool dead;
+	bool want_read, want_write;
+};
+
+static struct worker *workers;
+static int nworkers;
+static int next_worker;
+
+struct event_base *worker_base(struct worker *w)
+{
+	return w->base;
+}
+
+struct upstream **worker_upstream(struct worker *w)
+{
+	return &w->up;
+}
+
+static struct conn_box *box(struct conn *c)
+{
+	return (struct conn_box *)c;
+}
+
+/* Close the socket now; free the memory when no upstream request holds it. */
+static void conn_close(struct conn *c)
+{
+	struct conn_box *b = box(c);
+
+	if (b->dead)
+		return;
+	b->dead = true;
+	event_free(c->ev);
+	event_free(b->wev);
+	close(c->fd);
+	c->fd = -1;
+	__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+	conn_unref(c);
+}
+
+void conn_unref(struct conn *c)
+{
+	struct conn_box *b = box(c);
+
+	if (--b->refs == 0) {
+		conn_free_buffers(c);
+		free(b);
+	}
+}
+
+/* Write as much output as the socket takes.  Returns -1 on error. */
+static int conn_flush(struct conn *c)
+{
+	while (evbuffer_get_length(c->out)) {
+		int n = evbuffer_write(c->out, c->fd);
+
+		if (n > 0) {
+			__atomic_fetch_add(&stat_bytes_written, (uint64_t)n,
+					   __ATOMIC_RELAXED);
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* Set read/write interest to match the connection's state. */
+static void conn_interest(struct conn *c)
+{
+	struct conn_box *b = box(c);
+	bool wr = evbuffer_get_length(c->out) > 0;
+	bool rd = c->state != ST_WAIT && c->state != ST_CLOSE &&
+		  evbuffer_get_length(c->out) <= OUT_SOFT;
+
+	if (rd != b->want_read) {
+		if (rd)
+			event_add(c->ev, NULL);
+		else
+			event_del(c->ev);
+		b->want_read = rd;
+	}
+	if (wr != b->want_write) {
+		if (wr)
+			event_add(b->wev, NULL);
+		else
+			event_del(b->wev);
+		b->want_write = wr;
+	}
+}
+
+/* Run the protocol and flush; loop while output drains and input waits. */
+static void conn_drive(struct conn *c, bool eof)
+{
+	for (int round = 0; round < 8; round++) {
+		enum proto_ret r = proto_process(c);
+
+		if (conn_flush(c) < 0 || r == PROTO_CLOSE || eof) {
+			conn_close(c);
+			return;
+		}
+		if (r == PROTO_BLOCKED && c->state != ST_WAIT &&
+		    evbuffer_get_length(c->out) <= OUT_SOFT)
+			continue;   /* output drained: parse the rest */
+		break;
+	}
+	conn_interest(c);
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	bool eof = false;
+	(void)what;
+
+	for (int i = 0; i < 4; i++) {
+		size_t want = 16384;
+		ssize_t n;
+
+		if (c->state == ST_NREAD) {
+			size_t need = (size_t)c->vlen + 2, have = c->rend - c->rstart;
+
+			if (need > have && need - have > want)
+				want = need - have;
+		}
+		if (conn_rbuf_reserve(c, want) < 0) {
+			conn_close(c);
+			return;
+		}
+		n = read(fd, c->rbuf + c->rend, c->rsize - c->rend);
+		if (n > 0) {
+			c->rend += (size_t)n;
+			__atomic_fetch_add(&stat_bytes_read, (uint64_t)n,
+					   __ATOMIC_RELAXED);
+			if ((size_t)n < c->rsize - c->rend + (size_t)n)
+				break;   /* socket drained */
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			eof = true;
+		break;
+	}
+	conn_drive(c, eof);
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	(void)what;
+
+	conn_drive(c, false);
+}
+
+void conn_resume(struct conn *c)
+{
+	if (box(c)->dead)
+		return;
+	conn_drive(c, false);
+}
+
+/* Build a connection for an accepted socket in this worker. */
+static void conn_new(struct worker *w, int fd)
+{
+	struct conn_box *b = calloc(1, sizeof(*b));
+	struct conn *c;
+
+	if (!b) {
+		close(fd);
+		__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	c = &b->c;
+	c->fd = fd;
+	c->w = w;
+	b->refs = 1;
+	if (conn_init_buffers(c) < 0)
+		goto fail;
+	c->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+	b->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+	if (!c->ev || !b->wev)
+		goto fail;
+	event_add(c->ev, NULL);
+	b->want_read = true;
+	return;
+fail:
+	if (c->ev)
+		event_free(c->ev);
+	if (b->wev)
+		event_free(b->wev);
+	conn_free_buffers(c);
+	free(b);
+	close(fd);
+	__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+}
+
+/* Take the sockets queued for this worker. */
+static void notify_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	(void)fd;
+	(void)what;
+
+	for (;;) {
+		int s;
+
+		pthread_mutex_lock(&w->qlock);
+		if (!w->qn) {
+			pthread_mutex_unlock(&w->qlock);
+			return;
+		}
+		s = w->q[--w->qn];
+		pthread_mutex_unlock(&w->qlock);
+		conn_new(w, s);
+	}
+}
+
+int threads_init(int n)
+{
+	nworkers = n;
+	workers = calloc((size_t)n, sizeof(*workers));
+	if (!workers)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		struct worker *w = &workers[i];
+
+		w->base = event_base_new();
+		if (!w->base)
+			return -1;
+		w->notify = event_new(w->base, -1, EV_PERSIST, notify_cb, w);
+		if (!w->notify)
+			return -1;
+		event_add(w->notify, NULL);
+		pthread_mutex_init(&w->qlock, NULL);
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	return NULL;
+}
+
+void threads_start(void)
+{
+	for (int i = 0; i < nworkers; i++)
+		pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+}
+
+void thread_dispatch(int fd)
+{
+	struct worker *w = &workers[next_worker];
+
+	next_worker = (next_worker + 1) % nworkers;
+	pthread_mutex_lock(&w->qlock);
+	if (w->qn == w->qcap) {
+		size_t nc = w->qcap ? w->qcap * 2 : 16;
+		int *nq = realloc(w->q, nc * sizeof(*nq));
+
+		if (!nq) {
+			pthread_mutex_unlock(&w->qlock);
+			close(fd);
+			__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		w->q = nq;
+		w->qcap = nc;
+	}
+	w->q[w->qn++] = fd;
+	pthread_mutex_unlock(&w->qlock);
+	event_active(w->notify, EV_READ, 0);
+}
+
+void threads_stop(void)
+{
+	for (int i = 0; i < nworkers; i++)
+		event_base_loopbreak(workers[i].base);
+	for (int i = 0; i < nworkers; i++)
+		pthread_join(workers[i].tid, NULL);
+}

@@ -1,0 +1,35 @@
+/*
+ * thread.h - worker threads, each running its own libevent event_base
+ * with the connections the main thread handed to it.
+ */
+#ifndef THREAD_H
+#define THREAD_H
+
+struct conn;
+struct upstream;
+
+struct worker;
+
+/* Create n workers (not started).  Returns 0 or -1. */
+int threads_init(int n);
+
+/* Start the worker threads. */
+void threads_start(void);
+
+/* Give an accepted socket to the next worker. */
+void thread_dispatch(int fd);
+
+/* Stop every worker's loop and join the threads. */
+void threads_stop(void);
+
+/* Re-run a connection after the upstream answered it (worker thread). */
+void conn_resume(struct conn *c);
+
+/* The worker's event base and upstream link. */
+struct event_base *worker_base(struct worker *w);
+struct upstream **worker_upstream(struct worker *w);
+
+/* Drop a reference taken for an upstream request; frees dead conns. */
+void conn_unref(struct conn *c);
+
+#endif
