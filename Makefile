@@ -1,0 +1,62 @@
+# The appliance's interface: every target here is a command a user runs.
+# Each depends on 'deps', so a fresh Debian 12 machine needs nothing else.
+# The work is done by scripts/; this file only names it.
+
+.PHONY: all deps kernel-tree kernel kernel-debug kernel-export image check \
+	demo run fleet bench clean help
+
+SHELL := /bin/bash
+S := scripts
+
+help:
+	@echo "make demo         run the pressure experiment, write build/report/"
+	@echo "make check        every test: host suites, then guest suites in QEMU"
+	@echo "make deps         install the Debian packages the project needs"
+	@echo "make kernel       build/bzImage: Linux + kernel/patches/ (tinyconfig-based)"
+	@echo "make kernel-debug build/bzImage-debug: the same with KASAN, lockdep, kmemleak..."
+	@echo "make kernel-tree  build/linux: the series as git commits, to work on"
+	@echo "make kernel-export  write build/linux's commits back to kernel/patches/"
+	@echo "make image        build/rootfs.img: the guest's root file system"
+	@echo "make run          boot the appliance with a shell, cached on a host port"
+	@echo "make fleet        several appliances behind twemproxy"
+	@echo "make bench        the benchmarks of the kernel series, daemon and loadgen"
+
+all: kernel image
+
+deps:
+	@$(S)/deps.sh
+
+kernel-tree: deps
+	@$(S)/kernel-tree.sh
+
+kernel: kernel-tree
+	@$(S)/kernel-build.sh normal
+
+kernel-debug: kernel-tree
+	@$(S)/kernel-build.sh debug
+
+kernel-export: deps
+	@$(S)/kernel-export.sh
+
+image: kernel-tree
+	@$(S)/image-build.sh
+
+check: deps
+	@$(S)/check.sh
+
+demo: kernel image
+	@$(S)/demo.sh
+
+run: kernel image
+	@$(S)/run.sh
+
+fleet: kernel image
+	@$(S)/fleet.sh
+
+bench: kernel image
+	@$(S)/bench.sh
+
+clean:
+	rm -rf build
+	$(MAKE) -C cached clean
+	$(MAKE) -C loadgen clean

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# check.sh - every test the project has, host suites first, then guest suites
+# on the patched kernel and on the debug kernel, in QEMU.
+#
+# usage: scripts/check.sh [SUITE...]     (default: all; 'make check' runs all)
+#
+# Each suite's output goes to build/check/NAME.log; the suite's own
+# "N passed, N failed" line (or KUnit's totals) is read from it.  A suite
+# that ends without such a line, exits non-zero, hangs, or makes the kernel
+# print a warning counts as failed.  The last line is the sum:
+# "N passed, N failed"; the exit status is non-zero on any failure.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CHECK=$BUILD/check
+mkdir -p "$CHECK"
+only=" $* "
+want() { [ "$only" = "  " ] || [[ $only == *" $1 "* ]]; }
+total_pass=0 total_fail=0 failed_suites=""
+
+# count NAME PASS FAIL STATUS: add a suite's figures and print its line.
+count() {
+	local name=$1 pass=$2 fail=$3 status=$4
+	if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then
+		fail=1
+	fi
+	total_pass=$((total_pass + pass))
+	total_fail=$((total_fail + fail))
+	if [ "$fail" -eq 0 ]; then
+		say "$name: $pass passed, $fail failed"
+	else
+		say "$name: $pass passed, $fail failed  FAILED (log: ${CHECK#"$ROOT"/}/$name.log)"
+		tail -n 12 "$CHECK/$name.log" | sed 's/^/  | /'
+		failed_suites="$failed_suites $name"
+	fi
+}
+
+# summary LOG: the last "N passed, N failed" of a log, as "PASS FAIL", or "".
+summary() {
+	grep -aoE '([0-9]+) passed, ([0-9]+) failed' "$1" | tail -n 1 |
+		sed -E 's/([0-9]+) passed, ([0-9]+) failed/\1 \2/'
+}
+
+# host_suite NAME CMD...: a suite that prints its own summary line.
+host_suite() {
+	local name=$1 log=$CHECK/$1.log rc=0 s
+	shift
+	want "$name" || return 0
+	say "$name: running"
+	"$@" >"$log" 2>&1 || rc=$?
+	s=$(summary "$log")
+	[ -n "$s" ] || s="0 1"
+	# shellcheck disable=SC2086
+	count "$name" $s "$rc"
+}
+
+# guest_suite NAME KERNEL SCRIPT [RUNNER-ARGS...]: a job in the guest.  The
+# job prints "RESULT: N passed, N failed"; the run directory is kept.
+guest_suite() {
+	local name=$1 kernel=$2 script=$3 log=$CHECK/$1.log rc=0 s
+	shift 3
+	want "$name" || return 0
+	say "$name: running in the guest ($(basename "$kernel"))"
+	rm -rf "$CHECK/$name.run"
+	"$ROOT/scripts/qemu-run.sh" --quiet --kernel "$kernel" --run-dir "$CHECK/$name.run" \
+		--script "$script" "$@" >"$log" 2>&1 || rc=$?
+	cat "$CHECK/$name.run/out/job.log" >>"$log" 2>/dev/null || true
+	s=$(summary "$CHECK/$name.run/out/job.log" 2>/dev/null || true)
+	[ -n "$s" ] || s="0 1"
+	# shellcheck disable=SC2086
+	count "$name" $s "$rc"
+}
+
+# kunit_suite NAME RUNDIR: the KUnit results the kernel printed at boot.
+kunit_suite() {
+	local name=$1 console=$2/console.log log=$CHECK/$1.log pass fail
+	want "$name" || return 0
+	if [ ! -f "$console" ]; then
+		echo "no console log at $console" >"$log"
+		count "$name" 0 1 1
+		return
+	fi
+	sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' "$console" |
+		grep -aE '^ *(# Subtest:|(not )?ok [0-9]+ |# Totals:)' >"$log" || true
+	pass=$(sed -nE 's/.*# Totals: pass:([0-9]+) fail:([0-9]+).*/\1/p' "$log" | paste -sd+ | bc)
+	fail=$(sed -nE 's/.*# Totals: pass:([0-9]+) fail:([0-9]+).*/\2/p' "$log" | paste -sd+ | bc)
+	pass=${pass:-0} fail=${fail:-0}
+	if ! grep -q 'Subtest: shmem_volatile' "$log"; then
+		echo "the shmem_volatile KUnit suite did not run" >>"$log"
+		fail=$((fail + 1))
+	fi
+	count "$name" "$pass" "$fail" 0
+}
+
+# build STEP CMD...: a build the guest suites need; its failure ends the check.
+build() {
+	local name=$1
+	shift
+	if ! "$@"; then
+		count "$name" 0 1 1
+		echo "$total_pass passed, $total_fail failed"
+		exit 1
+	fi
+}
+
+say "host suites"
+host_suite cached make -C "$ROOT/cached" check
+host_suite loadgen make -C "$ROOT/loadgen" check
+
+GUEST_SUITES="runner kernel-tests kunit cached-guest debug-kernel-tests debug-kunit
+	debug-kernel-stress debug-cached-guest"
+guest_wanted=0
+for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done
+if [ "$guest_wanted" = 1 ]; then
+	say "builds"
+	build kernel-tree "$ROOT/scripts/kernel-tree.sh"
+	build kernel "$ROOT/scripts/kernel-build.sh" normal
+	build kernel-debug "$ROOT/scripts/kernel-build.sh" debug
+	build image "$ROOT/scripts/image-build.sh"
+
+	say "guest suites on build/bzImage"
+	host_suite runner "$ROOT/scripts/test-runner.sh"
+	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
+		--swap 256 --timeout 900
+	kunit_suite kunit "$CHECK/kernel-tests.run"
+	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
+		--timeout 900
+
+	say "guest suites on build/bzImage-debug"
+	guest_suite debug-kernel-tests "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-tests.sh" \
+		--swap 256 --timeout 1500
+	kunit_suite debug-kunit "$CHECK/debug-kernel-tests.run"
+	guest_suite debug-kernel-stress "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-stress.sh" \
+		--timeout 900
+	guest_suite debug-cached-guest "$BUILD/bzImage-debug" "$ROOT/cached/tests/guest/volatile.sh" \
+		--timeout 1500
+fi
+
+[ -z "$failed_suites" ] || say "failed suites:$failed_suites"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
