@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""bench.py - loadgen against memcaslap (libmemcached-tools), same server,
+same run, same mix.
+
+memcached -t 2 listens on a free loopback port.  Both tools use 2 threads,
+the same number of connections, 90% gets / 10% sets, 100-byte values and
+26-byte keys over a populated key space (loadgen --warmup fills it first).
+They run in alternating rounds; the table shows each tool's median round,
+the ratio loadgen/memcaslap and each tool's CPU time per 1000 requests
+(getrusage of the child: user + system).
+"""
+import json
+import os
+import re
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOADGEN = os.path.join(HERE, "..", "loadgen")
+SECONDS = int(os.environ.get("BENCH_SECONDS", "4"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+CONNS = int(os.environ.get("BENCH_CONNS", "32"))   # per thread
+THREADS = 2
+KEYS = 100000
+PREFIX = "bench-key-0123456789:"      # keys of 22-26 bytes
+KEYLEN = 26                            # memcaslap needs more than 16
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port):
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def run_child(argv):
+    """Run argv; return (stdout, cpu seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(argv, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if p.returncode not in (0,):
+        sys.stderr.write("%s exited %d: %s\n" % (argv[0], p.returncode, p.stderr[-400:]))
+    return p.stdout + p.stderr, cpu
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="loadgen-bench.")
+    cfgfile = os.path.join(tmp, "memcaslap.cfg")
+    with open(cfgfile, "w") as f:
+        f.write("key\n%d %d 1\nvalue\n100 100 1\ncmd\n0 0.1\n1 0.9\n" % (KEYLEN, KEYLEN))
+    mc = None
+    for _ in range(5):
+        port = free_port()
+        mc = subprocess.Popen(["memcached", "-u", "root", "-l", "127.0.0.1", "-p", str(port),
+                               "-U", "0", "-t", "2", "-m", "1024", "-c", "4096"])
+        if wait_port(port) and mc.poll() is None:
+            break
+        mc.kill()
+        mc.wait()
+    server = "127.0.0.1:%d" % port
+    res = {"loadgen": [], "memcaslap": []}
+    try:
+        subprocess.run([LOADGEN, "-s", server, "-k", str(KEYS), "--key-prefix", PREFIX,
+                        "--warmup", "-n", "1", "-q"], check=False)
+        for r in range(ROUNDS):
+            jf = os.path.join(tmp, "lg.json")
+            out, cpu = run_child([LOADGEN, "-s", server, "-t", str(THREADS), "-c", str(CONNS),
+                                  "-d", str(SECONDS), "-k", str(KEYS), "--key-prefix", PREFIX,
+                                  "--get-ratio", "0.9", "--gen", "size=100", "-q",
+                                  "--json", jf])
+            j = json.load(open(jf))
+            res["loadgen"].append((j["ops_per_s"], cpu * 1e6 / max(j["ops"], 1),
+                                   j["errors"]))
+            out, cpu = run_child(["memcaslap", "-s", server, "-T", str(THREADS),
+                                  "-c", str(THREADS * CONNS), "-t", "%ds" % SECONDS,
+                                  "-F", cfgfile])
+            m = re.search(r"Run time: ([\d.]+)s Ops: (\d+) TPS: (\d+)", out)
+            if not m:
+                sys.stderr.write("cannot read memcaslap output:\n" + out[-1000:])
+                return 1
+            ops = int(m.group(2))
+            res["memcaslap"].append((float(m.group(3)), cpu * 1e6 / max(ops, 1), 0))
+            print("round %d: loadgen %.0f ops/s, memcaslap %.0f ops/s"
+                  % (r + 1, res["loadgen"][-1][0], res["memcaslap"][-1][0]),
+                  file=sys.stderr)
+    finally:
+        mc.kill()
+        mc.wait()
+    lg = statistics.median(x[0] for x in res["loadgen"])
+    ms = statistics.median(x[0] for x in res["memcaslap"])
+    lgc = statistics.median(x[1] for x in res["loadgen"])
+    msc = statistics.median(x[1] for x in res["memcaslap"])
+    print("benchmark: memcached 1.6.18 -t 2 on loopback, 2 load threads x %d conns,"
+          " 90%% get / 10%% set, 100-byte values, %d keys, %d rounds of %d s (medians)"
+          % (CONNS, KEYS, ROUNDS, SECONDS))
+    print("%-10s %12s %22s" % ("tool", "ops/s", "CPU ms/1000 requests"))
+    print("%-10s %12.0f %22.3f" % ("loadgen", lg, lgc))
+    print("%-10s %12.0f %22.3f" % ("memcaslap", ms, msc))
+    print("ratio loadgen/memcaslap: %.2f" % (lg / ms if ms else 0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
