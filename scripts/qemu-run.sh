@@ -17,7 +17,7 @@
 #   --hostfwd H:G      forward host TCP port H (loopback) to guest port G
 #   --append ARGS      extra kernel command-line arguments
 #   --interactive      console on this terminal, a shell after the job
-#   --quiet            no console echo of the job's progress
+#   --quiet            print nothing but errors (default: progress, then the job's output)
 #
 # Inside the guest the job runs in /run/job with $OUT, a folder whose files
 # come back to RUNDIR/out/.  Every run keeps RUNDIR/: kconfig, qemu-cmd,
@@ -168,6 +168,10 @@ if [ -z "$status" ]; then
 	exit 125
 fi
 echo "$status" >"$rundir/exit-status"
+if [ "$quiet" = 0 ] && [ -f "$rundir/out/job.log" ]; then
+	cat "$rundir/out/job.log"
+	say "guest job exited with status $status (run: ${rundir#"$ROOT"/})"
+fi
 if [ -s "$rundir/warnings.txt" ]; then
 	echo "qemu-run: the kernel printed warnings ($rundir/warnings.txt):" >&2
 	head -n 10 "$rundir/warnings.txt" | sed 's/^/  | /' >&2
