@@ -36,6 +36,14 @@
 #include "cached.h"
 #include "volatile_fadvise.h"
 
+#ifdef VOL_FAKE
+/* Unit tests replace the kernel calls to simulate purges on any kernel. */
+long fake_vol_mark(int fd, off_t off, off_t len);
+long fake_vol_unmark(int fd, off_t off, off_t len);
+#define vol_mark fake_vol_mark
+#define vol_unmark fake_vol_unmark
+#endif
+
 #define PAGE 4096u
 
 enum seg_kind { SEG_FREE = 0, SEG_SMALL, SEG_LARGE, SEG_CONT };

@@ -1,0 +1,71 @@
+/*
+ * fuzz_proto.c - libFuzzer harness for the protocol parser and the item
+ * semantics behind it.  The input is split at 0xff bytes into reads (so
+ * framing across reads is exercised); each read goes through
+ * proto_process() on a socket-less connection.  Built with clang
+ * -fsanitize=fuzzer,address,undefined; see docs/cached.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "cache.h"
+#include "cached.h"
+#include "proto.h"
+
+struct settings settings;
+struct stats stats;
+pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_bytes_read, stat_bytes_written;
+volatile uint32_t current_time;
+uint32_t process_started;
+
+void logmsg(int level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+static int initialised;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct conn c;
+	size_t off = 0;
+
+	if (!initialised) {
+		settings.maxbytes = 8u << 20;
+		settings.item_size_max = 64 * 1024;
+		settings.out_max = 1u << 20;
+		settings.verify = true;
+		settings.idle_secs = 1;
+		current_time = process_started = 1700000000;
+		if (cache_init(settings.maxbytes, false) < 0)
+			abort();
+		initialised = 1;
+	}
+	current_time++;
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	if (conn_init_buffers(&c) < 0)
+		abort();
+	while (off < size) {
+		const uint8_t *sep = memchr(data + off, 0xff, size - off);
+		size_t n = sep ? (size_t)(sep - (data + off)) : size - off;
+
+		if (conn_rbuf_reserve(&c, n + 1) < 0)
+			break;
+		memcpy(c.rbuf + c.rend, data + off, n);
+		c.rend += n;
+		off += n + (sep ? 1 : 0);
+		if (proto_process(&c) == PROTO_CLOSE)
+			break;
+		evbuffer_drain(c.out, evbuffer_get_length(c.out));
+	}
+	conn_free_buffers(&c);
+	return 0;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""Robustness and command line: bad flags exit 64, root needs -u, the
+connection limit refuses cleanly, a client that floods replies without
+reading is cut off at the output bound while others are served, garbage
+does not kill the daemon, origins gen and dir work (dir refuses '..'),
+SIGTERM stops the daemon cleanly."""
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import util
+
+fails = 0
+nchecks = 0
+
+
+def check(cond, what):
+    global fails, nchecks
+    nchecks += 1
+    if not cond:
+        fails += 1
+        print("  FAILED: " + what)
+
+
+def run(argv):
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+    return p.returncode, p.stderr.decode()
+
+
+def main():
+    # command line
+    for bad in (["-x"], ["-p"], ["-p", "70000"], ["--mode", "fast"], ["--origin", "web:x"],
+                ["-m", "abc"], ["-I", "2g"], ["-t", "0"], ["extra"], ["--origin", "gen:size=0"]):
+        rc, err = run([util.CACHED, "-u", "root"] + bad)
+        check(rc == 64 and len(err.strip().splitlines()) == 1, "bad flag %s -> %d %r" % (bad, rc, err))
+    if os.getuid() == 0:
+        rc, err = run([util.CACHED, "-p", "0"])
+        check(rc == 64 and "-u" in err, "root without -u: %d %r" % (rc, err))
+    rc, out = subprocess.run([util.CACHED, "-V"], stdout=subprocess.PIPE).returncode, ""
+    check(rc == 0, "-V")
+    check(subprocess.run([util.CACHED, "-h"], stdout=subprocess.PIPE).returncode == 0, "-h")
+
+    # connection limit
+    proc, port = util.start_cached("-c", "5")
+    time.sleep(0.5)   # the readiness probe's connection must be gone
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+    for s in socks:
+        s.sendall(b"version\r\n")
+        check(s.recv(100).startswith(b"VERSION"), "connection within the limit")
+    extra = socket.create_connection(("127.0.0.1", port))
+    extra.settimeout(2)
+    msg = extra.recv(100)
+    check(msg == b"ERROR Too many open connections\r\n", "limit reply %r" % msg)
+    check(extra.recv(100) == b"", "refused connection closed")
+    for s in socks:
+        s.close()
+    time.sleep(0.2)
+    check(util.command(port, b"version\r\n").startswith(b"VERSION"), "serves after limit")
+    util.stop(proc)
+
+    # a client that never reads: cut off at the bound, others unaffected
+    proc, port = util.start_cached("-m", "64", "--output-limit", "4m")
+    big = b"v" * 500000
+    util.command(port, b"set big 0 0 %d\r\n%s\r\n" % (len(big), big))
+    hog = socket.create_connection(("127.0.0.1", port))
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog.settimeout(5)
+    closed = False
+    try:
+        for _ in range(200):
+            hog.sendall(b"get " + b" ".join([b"big"] * 20) + b"\r\n")
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        closed = True
+    if not closed:
+        # server stopped reading (backpressure) or closed: either way bounded
+        pass
+    check(util.command(port, b"get nope\r\n") == b"END\r\n", "others served while a client hogs")
+    st = util.stats(port)
+    rss = int(open("/proc/%d/status" % proc.pid).read().split("VmRSS:")[1].split()[0])
+    check(rss < int(os.environ.get("RSS_LIMIT_KB", "200000")), "memory bounded with a non-reading client (%d kB)" % rss)
+    hog.close()
+    one = socket.create_connection(("127.0.0.1", port))
+    one.sendall(b"get " + b" ".join([b"big"] * 20) + b"\r\n")
+    one.settimeout(2)
+    got = b""
+    try:
+        while True:
+            d = one.recv(1 << 20)
+            if not d:
+                break
+            got += d
+    except socket.timeout:
+        pass
+    check(len(got) < 20 * 500000, "one reply over the output bound closes the client (%d bytes)" % len(got))
+    util.stop(proc)
+
+    # garbage does not kill it
+    proc, port = util.start_cached()
+    rnd = random.Random(7)
+    for _ in range(300):
+        n = rnd.randint(1, 3000)
+        junk = bytes(rnd.getrandbits(8) for _ in range(n))
+        if rnd.random() < 0.5:
+            junk = b"set k 0 0 %d\r\n" % rnd.randint(-5, 5000) + junk
+        util.command(port, junk, timeout=0.5)
+    check(proc.poll() is None, "alive after garbage")
+    check(util.command(port, b"set a 0 0 1\r\nx\r\nget a\r\n") == b"STORED\r\nVALUE a 0 1\r\nx\r\nEND\r\n", "works after garbage")
+    # SIGTERM: clean exit status 0
+    proc.send_signal(signal.SIGTERM)
+    check(proc.wait(5) == 0, "SIGTERM exit status")
+    proc, port = util.start_cached()
+    proc.send_signal(signal.SIGINT)
+    check(proc.wait(5) == 0, "SIGINT exit status")
+
+    # unix socket
+    path = tempfile.mktemp(prefix="cached-test-", suffix=".sock")
+    p = subprocess.Popen([util.CACHED, "-u", "root", "-s", path], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        time.sleep(0.02)
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(b"version\r\n")
+    check(s.recv(100).startswith(b"VERSION"), "unix socket")
+    s.close()
+    util.stop(p)
+
+    # origin gen: read-through values match the formula
+    proc, port = util.start_cached("--origin", "gen:size=10-20,seed=3", "--verify")
+    sys.path.insert(0, util.HERE)
+    out = util.command(port, b"get alpha\r\n")
+    check(out.startswith(b"VALUE alpha 0 ") and out.endswith(b"\r\nEND\r\n"), "gen read-through %r" % out)
+    st = util.stats(port)
+    check(st["origin_fetches"] == "1", "origin_fetches counted")
+    util.stop(proc)
+
+    # origin dir: files served, traversal refused
+    d = tempfile.mkdtemp()
+    os.mkdir(os.path.join(d, "sub"))
+    open(os.path.join(d, "sub", "f.txt"), "w").write("file-body")
+    open(os.path.join(os.path.dirname(d), "secret-cached-test"), "w").write("secret")
+    proc, port = util.start_cached("--origin", "dir:" + d)
+    check(util.command(port, b"get sub/f.txt\r\n") == b"VALUE sub/f.txt 0 9\r\nfile-body\r\nEND\r\n", "dir origin serves")
+    for k in (b"../secret-cached-test", b"/etc/passwd", b"sub/../../secret-cached-test", b"sub", b"./sub/f.txt"):
+        check(util.command(port, b"get " + k + b"\r\n") == b"END\r\n", "dir origin refuses %r" % k)
+    util.stop(proc)
+    os.unlink(os.path.join(os.path.dirname(d), "secret-cached-test"))
+
+    print("robustness: %d checks, %d failures" % (nchecks, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

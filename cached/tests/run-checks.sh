@@ -1,0 +1,40 @@
+#!/bin/sh
+# Run every host test; one "PASS name" / "FAIL name" line each, then
+# "N passed, N failed".  Exit status 1 when anything failed.
+cd "$(dirname "$0")/.." || exit 1
+PY=/usr/bin/python3
+pass=0
+fail=0
+log=$(mktemp)
+run() {
+	name=$1
+	shift
+	if "$@" >"$log" 2>&1; then
+		echo "PASS $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $name"
+		tail -n 40 "$log" | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+}
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+run unit tests/unit
+run unit-asan build-asan/unit
+run difftest $PY tests/difftest.py
+run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
+run clients $PY tests/clients.py
+run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
+run robustness $PY tests/robust.py
+run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
+run volatility-host $PY tests/volatility.py
+run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
+run guest-script sh tests/guest/check-script.sh
+mkdir -p build-fuzz/corpus
+run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \
+	-max_len=65536 -timeout=10 -print_final_stats=1 build-fuzz/corpus tests/fuzz-corpus
+rm -f "$log"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,345 @@
+/*
+ * unit.c - unit tests of index, store (with simulated purges), item
+ * semantics and the protocol parser.  Prints "ok"/"not ok" per check and
+ * exits non-zero on any failure.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include <event2/buffer.h>
+
+#include "cache.h"
+#include "cached.h"
+#include "index.h"
+#include "proto.h"
+#include "store.h"
+
+struct settings settings;
+struct stats stats;
+pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_bytes_read, stat_bytes_written;
+volatile uint32_t current_time;
+uint32_t process_started;
+
+void logmsg(int level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+static int failures, checks;
+
+#define CHECK(cond, ...) do { checks++; if (cond) { } else { failures++; \
+	printf("not ok - %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* ---- fake volatile ranges: marked ranges can be "purged" by the test -- */
+struct frange { off_t off, len; int purged; };
+static struct frange franges[4096];
+static int nfr;
+
+long fake_vol_mark(int fd, off_t off, off_t len)
+{
+	(void)fd;
+	franges[nfr++] = (struct frange){ off, len, 0 };
+	return 0;
+}
+
+long fake_vol_unmark(int fd, off_t off, off_t len)
+{
+	(void)fd;
+	for (int i = 0; i < nfr; i++) {
+		if (franges[i].off == off && franges[i].len == len) {
+			int p = franges[i].purged;
+
+			franges[i] = franges[--nfr];
+			return p;
+		}
+	}
+	return 0;
+}
+
+/* The kernel's purge: every marked range reads as zeros. */
+static void purge_all(void)
+{
+	for (int i = 0; i < nfr; i++) {
+		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  franges[i].off, franges[i].len);
+		franges[i].purged = 1;
+	}
+}
+
+static void setup(uint64_t mb)
+{
+	memset(&settings, 0, sizeof(settings));
+	memset(&stats, 0, sizeof(stats));
+	settings.maxbytes = mb << 20;
+	settings.item_size_max = 1 << 20;
+	settings.out_max = 64 << 20;
+	settings.verify = true;
+	settings.idle_secs = 10;
+	current_time = process_started = 1000000000;
+	nfr = 0;
+	CHECK(cache_init(settings.maxbytes, true) == 0, "cache_init");
+}
+
+static void teardown(void)
+{
+	cache_flush(0);
+	store_destroy();
+}
+
+static struct item *get(const char *k)
+{
+	bool exp;
+	struct item *it = cache_lookup(k, strlen(k), index_hash(k, strlen(k)), &exp);
+
+	return it;
+}
+
+static enum store_res put(enum store_cmd cmd, const char *k, const char *v)
+{
+	size_t n = strlen(v);
+	char *buf = malloc(n + 2);
+	enum store_res r;
+
+	memcpy(buf, v, n);
+	memcpy(buf + n, "\r\n", 2);
+	r = cache_store(cmd, k, strlen(k), index_hash(k, strlen(k)), 0, 0,
+			buf, (uint32_t)n, 0);
+	free(buf);
+	return r;
+}
+
+static int value_is(struct item *it, const char *v)
+{
+	return it && cache_readable(it) && it->vlen == strlen(v) &&
+	       !memcmp(store_ptr(it->off), v, it->vlen) &&
+	       !memcmp(store_ptr(it->off) + it->vlen, "\r\n", 2);
+}
+
+static void test_index(void)
+{
+	char key[32];
+
+	CHECK(index_init(4) == 0, "index_init");
+	for (int i = 0; i < 10000; i++) {
+		int n = sprintf(key, "k%d", i);
+		struct item *it = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+
+		index_insert(it);
+	}
+	CHECK(index_count() == 10000, "count %llu", (unsigned long long)index_count());
+	int found = 0;
+	for (int i = 0; i < 10000; i++) {
+		int n = sprintf(key, "k%d", i);
+
+		found += index_find(key, (size_t)n, index_hash(key, (size_t)n)) != NULL;
+	}
+	CHECK(found == 10000, "found %d", found);
+	CHECK(!index_find("nope", 4, index_hash("nope", 4)), "absent key");
+	for (int i = 0; i < 10000; i += 2) {
+		int n = sprintf(key, "k%d", i);
+		struct item *it = index_find(key, (size_t)n, index_hash(key, (size_t)n));
+
+		index_remove(it);
+		free(it);
+	}
+	CHECK(index_count() == 5000, "after remove");
+	CHECK(!index_find("k2", 2, index_hash("k2", 2)), "removed gone");
+	CHECK(index_find("k3", 2, index_hash("k3", 2)) != NULL, "kept");
+	printf("ok - index\n");
+}
+
+static void test_semantics(void)
+{
+	char buf[32];
+
+	setup(16);
+	CHECK(put(CMD_SET, "a", "hello") == R_STORED, "set");
+	CHECK(value_is(get("a"), "hello"), "get");
+	CHECK(put(CMD_ADD, "a", "x") == R_NOT_STORED, "add existing");
+	CHECK(put(CMD_REPLACE, "b", "x") == R_NOT_STORED, "replace missing");
+	CHECK(put(CMD_APPEND, "a", "!") == R_STORED, "append");
+	CHECK(put(CMD_PREPEND, "a", ">") == R_STORED, "prepend");
+	CHECK(value_is(get("a"), ">hello!"), "append+prepend");
+	CHECK(put(CMD_SET, "n", "100") == R_STORED, "set n");
+	CHECK(cache_delta("n", 1, index_hash("n", 1), false, 95, buf) == D_OK &&
+	      !strcmp(buf, "5"), "decr");
+	CHECK(value_is(get("n"), "5  "), "decr pads with spaces");
+	CHECK(cache_delta("a", 1, index_hash("a", 1), true, 1, buf) == D_NON_NUMERIC, "non numeric");
+	CHECK(cache_delta("zz", 2, index_hash("zz", 2), true, 1, buf) == D_NOT_FOUND, "incr missing");
+	CHECK(cache_delete("a", 1, index_hash("a", 1)), "delete");
+	CHECK(!get("a"), "deleted");
+	CHECK(cache_touch("n", 1, index_hash("n", 1), cache_exptime(5)), "touch");
+	current_time += 6;
+	CHECK(!get("n"), "expired after touch");
+	CHECK(cache_exptime(-1) == 1, "negative exptime is past");
+	CHECK(cache_exptime(100) == current_time + 100, "relative exptime");
+	CHECK(cache_exptime(2000000000) == 2000000000u, "absolute exptime");
+	put(CMD_SET, "f", "x");
+	cache_flush(0);
+	CHECK(!get("f") && index_count() == 0, "flush_all");
+	teardown();
+	printf("ok - semantics\n");
+}
+
+static void test_eviction(void)
+{
+	char key[32], val[1000];
+
+	setup(4);
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = 0;
+	for (int i = 0; i < 20000; i++) {
+		sprintf(key, "e%d", i);
+		CHECK(put(CMD_SET, key, val) == R_STORED, "set %d never fails", i);
+		if (i % 1000 == 0)
+			current_time++;
+	}
+	struct store_stats st;
+	store_get_stats(&st);
+	CHECK(stats.evictions > 0, "evictions counted");
+	CHECK(st.used_bytes + index_mem_bytes() <= (4u << 20), "budget kept: %llu",
+	      (unsigned long long)(st.used_bytes + index_mem_bytes()));
+	CHECK(value_is(get("e19999"), val), "newest survives");
+	CHECK(!get("e0"), "oldest evicted");
+	/* a large object gets its own range and fits after evictions */
+	static char big[1 << 19];
+	memset(big, 'B', sizeof(big) - 1);
+	CHECK(put(CMD_SET, "big", big) == R_STORED, "large object");
+	CHECK(value_is(get("big"), big), "large object readable");
+	teardown();
+	printf("ok - eviction\n");
+}
+
+static void test_volatile(void)
+{
+	char key[32], val[200];
+
+	setup(16);
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "v%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	static char big[300000];
+	memset(big, 'L', sizeof(big) - 1);
+	put(CMD_SET, "large", big);
+	/* hot data: no mark before the idle time */
+	current_time += 5;
+	store_tick(current_time, 10);
+	CHECK(nfr == 0, "nothing volatile while hot (%d)", nfr);
+	current_time += 10;
+	store_tick(current_time, 10);
+	struct store_stats st;
+	store_get_stats(&st);
+	CHECK(nfr > 0 && st.volatile_ranges == (uint64_t)nfr, "idle data marked (%d)", nfr);
+	/* a read of volatile, unpurged data unmarks and copies forward */
+	sprintf(val, "value-%d-%0100d", 7, 7);
+	CHECK(value_is(get("v7"), val), "read volatile unpurged");
+	CHECK(stats.unmarks == 1, "one unmark");
+	CHECK(value_is(get("v7"), val) && stats.unmarks == 1, "hot again: no system call");
+	store_tick(current_time, 10);
+	purge_all();
+	uint64_t lost = 0, ok = 0;
+	for (int i = 0; i < 3000; i++) {
+		struct item *it;
+
+		sprintf(key, "v%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		it = get(key);
+		CHECK(it != NULL, "index keeps purged key %s", key);
+		if (it && cache_readable(it)) {
+			CHECK(value_is(it, val), "never serve purged bytes %s", key);
+			ok++;
+		} else if (it) {
+			CHECK(it->state == ITEM_LOST, "lost state");
+			lost++;
+		}
+	}
+	CHECK(lost > 0 && stats.purged_ranges > 0 && stats.purged_objects >= lost,
+	      "purge counted (lost %llu ranges %llu objects %llu)",
+	      (unsigned long long)lost, (unsigned long long)stats.purged_ranges,
+	      (unsigned long long)stats.purged_objects);
+	CHECK(ok >= 1, "copied-forward object survived");
+	struct item *L = get("large");
+	CHECK(L && !cache_readable(L) && L->state == ITEM_LOST, "large purged");
+	/* rebuild in place */
+	const char *nv = "rebuilt\r\n";
+	CHECK(cache_fill("v1", 2, index_hash("v1", 2), 0, nv, 7) != NULL, "fill");
+	CHECK(value_is(get("v1"), "rebuilt"), "rebuilt value");
+	/* --verify catches bytes changed behind our back */
+	put(CMD_SET, "chk", "abcdef");
+	struct item *c = get("chk");
+	store_ptr(c->off)[0] = 'X';
+	CHECK(!cache_readable(c) && stats.verify_errors == 1, "checksum catches corruption");
+	teardown();
+	printf("ok - volatile\n");
+}
+
+/* Feed a protocol session through a conn without a socket. */
+static char *session(const char *in, size_t n)
+{
+	struct conn c;
+	static char out[1 << 20];
+	size_t len;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	conn_init_buffers(&c);
+	for (size_t off = 0; off < n; ) {
+		size_t k = n - off < 7 ? n - off : 7;   /* odd chunks: framing */
+
+		conn_rbuf_reserve(&c, k);
+		memcpy(c.rbuf + c.rend, in + off, k);
+		c.rend += k;
+		off += k;
+		if (proto_process(&c) == PROTO_CLOSE)
+			break;
+		while (evbuffer_get_length(c.out) > OUT_SOFT)
+			evbuffer_drain(c.out, evbuffer_get_length(c.out));
+	}
+	len = evbuffer_get_length(c.out);
+	if (len >= sizeof(out))
+		len = sizeof(out) - 1;
+	evbuffer_remove(c.out, out, len);
+	out[len] = 0;
+	conn_free_buffers(&c);
+	return out;
+}
+
+static void test_parser(void)
+{
+	setup(16);
+#define S(in) session(in, sizeof(in) - 1)
+	CHECK(!strcmp(S("set a 0 0 1\r\nx\r\nget a\r\n"), "STORED\r\nVALUE a 0 1\r\nx\r\nEND\r\n"), "set/get");
+	CHECK(!strcmp(S("bogus\r\n"), "ERROR\r\n"), "unknown");
+	CHECK(!strcmp(S("set a 0 0 1\r\nxy\r\n"), "CLIENT_ERROR bad data chunk\r\nERROR\r\n"), "bad chunk");
+	CHECK(!strcmp(S("set a 0 0 z\r\n"), "CLIENT_ERROR bad command line format\r\n"), "bad format");
+	CHECK(!strcmp(S("incr a 1\r\n"), "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"), "incr err");
+	CHECK(!strcmp(S("set a 0 0 5 noreply\r\nhello\r\nget a\r\n"), "VALUE a 0 5\r\nhello\r\nEND\r\n"), "noreply");
+	CHECK(!strcmp(S("set big 0 0 2000000\r\n"), "SERVER_ERROR object too large for cache\r\n"), "too large");
+	CHECK(!strcmp(S("delete a\r\ndelete a\r\n"), "DELETED\r\nNOT_FOUND\r\n"), "delete");
+	CHECK(!strcmp(S("version\r\n"), "VERSION " CACHED_VERSION "\r\n"), "version");
+	char line[3000];
+	memset(line, 'x', sizeof(line));
+	CHECK(!strcmp(session(line, sizeof(line)), ""), "2048 limit closes");
+	teardown();
+	printf("ok - parser\n");
+}
+
+int main(void)
+{
+	test_index();
+	test_semantics();
+	test_eviction();
+	test_volatile();
+	test_parser();
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

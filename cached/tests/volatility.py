@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Modes on the host: without the kernel series the daemon logs one clear
+line and runs pinned; --mode pinned logs nothing of the kind; --mode psi
+arms a PSI trigger (or falls back with a clear line); idle data with
+--verify and the gen origin reads back byte-exact via mcclient; small and
+large objects, eviction under -m with every survivor correct."""
+import os
+import subprocess
+import sys
+import time
+
+import util
+
+fails = 0
+nchecks = 0
+MCCLIENT = os.path.join(util.HERE, "mcclient")
+
+
+def check(cond, what):
+    global fails, nchecks
+    nchecks += 1
+    if not cond:
+        fails += 1
+        print("  FAILED: " + what)
+
+
+def has_volatile_kernel():
+    # the host kernel may one day carry the series; then mode is volatile
+    return "volatile" in open("/proc/meminfo").read().lower()
+
+
+def mc(port, *args):
+    r = subprocess.run([MCCLIENT, "-p", str(port)] + list(args), capture_output=True, timeout=120)
+    return r.returncode, r.stdout.decode().strip()
+
+
+def main():
+    proc, port = util.start_cached("--idle", "1", "--origin", "gen:size=50-20000,seed=5", "--verify", "-m", "32")
+    time.sleep(0.3)
+    st = util.stats(port)
+    if not has_volatile_kernel():
+        check(st["mode"] == "pinned", "falls back to pinned: %s" % st["mode"])
+    rc, out = mc(port, "-g", "size=50-20000,seed=5", "fill", "3000")
+    check(rc == 0, "fill: " + out)
+    time.sleep(2.5)
+    rc, out = mc(port, "-g", "size=50-20000,seed=5", "-s", "verify", "3000")
+    check(rc == 0 and out == "keys=3000 ok=3000 bad=0 miss=0", "verify after idle: " + out)
+    # more data than -m: evictions, survivors correct, misses rebuilt by gen
+    rc, out = mc(port, "-g", "size=50-20000,seed=5", "-k", "more:", "fill", "6000")
+    check(rc == 0, "fill over -m: " + out)
+    st = util.stats(port)
+    check(int(st["evictions"]) > 0, "evictions counted: %s" % st["evictions"])
+    check(int(st["store_bytes"]) + int(st["index_bytes"]) <= 32 << 20, "within -m")
+    rc, out = mc(port, "-g", "size=50-20000,seed=5", "-k", "more:", "-s", "verify", "6000")
+    check(rc == 0 and "bad=0 miss=0" in out, "verify over -m: " + out)
+    check(util.stats(port)["verify_errors"] == "0", "no verify errors")
+    util.stop(proc)
+    err = proc.stderr.read().decode()
+    if not has_volatile_kernel():
+        lines = [l for l in err.splitlines() if "volatile" in l]
+        check(len(lines) == 1 and "pinned" in lines[0], "one clear fallback line: %r" % err)
+
+    proc, port = util.start_cached("--mode", "pinned")
+    util.stop(proc)
+    err = proc.stderr.read().decode()
+    check("volatile" not in err, "pinned mode is quiet: %r" % err)
+
+    proc, port = util.start_cached("--mode", "psi", "--psi-stall", "50000", "--psi-window", "1000000")
+    st = util.stats(port)
+    util.stop(proc)
+    err = proc.stderr.read().decode()
+    if os.path.exists("/proc/pressure/memory") and st["mode"] == "psi":
+        check(True, "psi armed")
+    else:
+        check(st["mode"] == "pinned" and "PSI" in err, "psi fallback is clear: %r" % err)
+    print("volatility: %d checks, %d failures" % (nchecks, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
