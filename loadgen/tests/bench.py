@@ -5,9 +5,12 @@ same run, same mix.
 memcached -t 2 listens on a free loopback port.  Both tools use 2 threads,
 the same number of connections, 90% gets / 10% sets, 100-byte values and
 26-byte keys over a populated key space (loadgen --warmup fills it first).
-They run in alternating rounds; the table shows each tool's median round,
-the ratio loadgen/memcaslap and each tool's CPU time per 1000 requests
-(getrusage of the child: user + system).
+Each round runs both tools back to back (which goes first alternates),
+so a round's ratio compares runs seconds apart; the machine's background
+load drifts too much for lone runs to compare.  The table shows each
+tool's median ops/s, the median of the per-round ratios loadgen/memcaslap,
+and each tool's median CPU time per 1000 requests (getrusage of the child:
+user + system).
 """
 import json
 import os
@@ -22,8 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOADGEN = os.path.join(HERE, "..", "loadgen")
-SECONDS = int(os.environ.get("BENCH_SECONDS", "4"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
 CONNS = int(os.environ.get("BENCH_CONNS", "32"))   # per thread
 THREADS = 2
 KEYS = 100000
@@ -76,30 +79,40 @@ def main():
         mc.wait()
     server = "127.0.0.1:%d" % port
     res = {"loadgen": [], "memcaslap": []}
+    ratios = []
     try:
         subprocess.run([LOADGEN, "-s", server, "-k", str(KEYS), "--key-prefix", PREFIX,
                         "--warmup", "-n", "1", "-q"], check=False)
-        for r in range(ROUNDS):
+        def run_loadgen():
             jf = os.path.join(tmp, "lg.json")
             out, cpu = run_child([LOADGEN, "-s", server, "-t", str(THREADS), "-c", str(CONNS),
                                   "-d", str(SECONDS), "-k", str(KEYS), "--key-prefix", PREFIX,
                                   "--get-ratio", "0.9", "--gen", "size=100", "-q",
                                   "--json", jf])
             j = json.load(open(jf))
-            res["loadgen"].append((j["ops_per_s"], cpu * 1e6 / max(j["ops"], 1),
-                                   j["errors"]))
+            res["loadgen"].append((j["ops_per_s"], cpu * 1e6 / max(j["ops"], 1)))
+
+        def run_memcaslap():
             out, cpu = run_child(["memcaslap", "-s", server, "-T", str(THREADS),
                                   "-c", str(THREADS * CONNS), "-t", "%ds" % SECONDS,
                                   "-F", cfgfile])
             m = re.search(r"Run time: ([\d.]+)s Ops: (\d+) TPS: (\d+)", out)
             if not m:
-                sys.stderr.write("cannot read memcaslap output:\n" + out[-1000:])
-                return 1
+                raise RuntimeError("cannot read memcaslap output:\n" + out[-1000:])
             ops = int(m.group(2))
-            res["memcaslap"].append((float(m.group(3)), cpu * 1e6 / max(ops, 1), 0))
-            print("round %d: loadgen %.0f ops/s, memcaslap %.0f ops/s"
-                  % (r + 1, res["loadgen"][-1][0], res["memcaslap"][-1][0]),
-                  file=sys.stderr)
+            res["memcaslap"].append((float(m.group(3)), cpu * 1e6 / max(ops, 1)))
+
+        for r in range(ROUNDS):
+            if r % 2 == 0:
+                run_loadgen()
+                run_memcaslap()
+            else:
+                run_memcaslap()
+                run_loadgen()
+            ratios.append(res["loadgen"][-1][0] / res["memcaslap"][-1][0])
+            print("round %d: loadgen %.0f ops/s, memcaslap %.0f ops/s, ratio %.3f"
+                  % (r + 1, res["loadgen"][-1][0], res["memcaslap"][-1][0], ratios[-1]),
+                  file=sys.stderr, flush=True)
     finally:
         mc.kill()
         mc.wait()
@@ -108,12 +121,13 @@ def main():
     lgc = statistics.median(x[1] for x in res["loadgen"])
     msc = statistics.median(x[1] for x in res["memcaslap"])
     print("benchmark: memcached 1.6.18 -t 2 on loopback, 2 load threads x %d conns,"
-          " 90%% get / 10%% set, 100-byte values, %d keys, %d rounds of %d s (medians)"
+          " 90%% get / 10%% set, 100-byte values, %d keys, %d paired rounds of %d s (medians)"
           % (CONNS, KEYS, ROUNDS, SECONDS))
     print("%-10s %12s %22s" % ("tool", "ops/s", "CPU ms/1000 requests"))
     print("%-10s %12.0f %22.3f" % ("loadgen", lg, lgc))
     print("%-10s %12.0f %22.3f" % ("memcaslap", ms, msc))
-    print("ratio loadgen/memcaslap: %.2f" % (lg / ms if ms else 0))
+    print("ratio loadgen/memcaslap: %.3f (median of per-round ratios; range %.3f-%.3f)"
+          % (statistics.median(ratios), min(ratios), max(ratios)))
     return 0
 
 
