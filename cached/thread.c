@@ -80,6 +80,11 @@ static void conn_close(struct conn *c)
 	conn_unref(c);
 }
 
+void conn_ref(struct conn *c)
+{
+	box(c)->refs++;
+}
+
 void conn_unref(struct conn *c)
 {
 	struct conn_box *b = box(c);

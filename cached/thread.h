@@ -29,6 +29,9 @@ void conn_resume(struct conn *c);
 struct event_base *worker_base(struct worker *w);
 struct upstream **worker_upstream(struct worker *w);
 
+/* Take a reference for an upstream request. */
+void conn_ref(struct conn *c);
+
 /* Drop a reference taken for an upstream request; frees dead conns. */
 void conn_unref(struct conn *c);
 

@@ -1,25 +1,311 @@
 /*
- * upstream.c - placeholder until the asynchronous origin is written.
+ * upstream.c - the memcache:HOST:PORT origin.
+ *
+ * Each worker thread has one connection to the upstream server (a real
+ * memcached or a twemproxy pool), a bufferevent in the worker's own event
+ * base, opened on first use and reopened after an error.  Requests are
+ * pipelined; a FIFO of the requests sent matches the replies.  A client
+ * that needs the upstream is parked (ST_WAIT, no reading) while every
+ * other client of the worker keeps being served; when its last request
+ * is answered it is resumed.
+ *
+ *   read-through:  the first pass of a get (proto_text.c) queues one
+ *                  "get KEY" per missing or lost key; each VALUE is stored
+ *                  with cache_fill(); then the get runs again.
+ *   write-through: after a store succeeded locally, "set KEY FLAGS EXP
+ *                  LEN" with the stored value goes upstream; the client's
+ *                  STORED is sent only after the upstream's STORED (else
+ *                  "SERVER_ERROR origin write failed").
+ *   delete:        forwarded with noreply.
+ *
+ * Upstream input is bounded: a reply line above 2048 bytes or a value
+ * above -I is a protocol error that drops the connection.
  */
+#define _GNU_SOURCE
 #include "upstream.h"
+
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "cache.h"
+#include "cached.h"
+#include "proto.h"
+#include "store.h"
+#include "thread.h"
+
+enum req_kind { REQ_GET, REQ_SET };
+
+struct upreq {
+	struct upreq *next;
+	struct conn *c;
+	enum req_kind kind;
+};
+
+struct upstream {
+	struct bufferevent *bev;
+	struct upreq *head, *tail;
+	bool in_value;          /* reading a VALUE block */
+	char vkey[KEY_MAX_LENGTH + 1];
+	size_t vnkey;
+	uint32_t vflags, vlen;
+};
+
+/* One request answered (or failed): release the client when it is the last. */
+static void req_done(struct upreq *r, bool failed)
+{
+	struct conn *c = r->c;
+
+	if (failed) {
+		c->up_failed = true;
+		pthread_mutex_lock(&cache_lock);
+		stats.origin_errors++;
+		pthread_mutex_unlock(&cache_lock);
+	}
+	if (--c->pending == 0) {
+		proto_upstream_done(c);
+		conn_resume(c);
+	}
+	conn_unref(c);
+	free(r);
+}
+
+/* Drop the link: every request in flight fails. */
+static void up_reset(struct upstream *u)
+{
+	struct upreq *r;
+
+	if (u->bev)
+		bufferevent_free(u->bev);
+	u->bev = NULL;
+	u->in_value = false;
+	while ((r = u->head)) {
+		u->head = r->next;
+		if (!u->head)
+			u->tail = NULL;
+		req_done(r, true);
+	}
+}
+
+/* Parse as many complete replies as the input holds. */
+static void up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct upstream *u = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	for (;;) {
+		if (u->in_value) {
+			size_t need = (size_t)u->vlen + 2;
+			char *data;
+
+			if (evbuffer_get_length(in) < need)
+				return;
+			data = (char *)evbuffer_pullup(in, (ssize_t)need);
+			if (!data || data[u->vlen] != '\r' || data[u->vlen + 1] != '\n') {
+				logmsg(0, "upstream: bad data block");
+				up_reset(u);
+				return;
+			}
+			if (u->head && u->head->kind == REQ_GET) {
+				uint32_t hv = index_hash(u->vkey, u->vnkey);
+				bool expired;
+				struct item *it;
+
+				pthread_mutex_lock(&cache_lock);
+				it = cache_lookup(u->vkey, u->vnkey, hv, &expired);
+				if (it && it->state == ITEM_LOST)
+					stats.rebuilds++;
+				stats.origin_fetches++;
+				cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
+				pthread_mutex_unlock(&cache_lock);
+			}
+			evbuffer_drain(in, need);
+			u->in_value = false;
+			continue;
+		}
+		size_t len;
+		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
+
+		if (!line) {
+			if (evbuffer_get_length(in) > 2048) {
+				logmsg(0, "upstream: reply line too long");
+				up_reset(u);
+			}
+			return;
+		}
+		struct upreq *r = u->head;
+		char key[KEY_MAX_LENGTH + 2];
+		unsigned flags, vlen;
+
+		if (!r) {
+			logmsg(0, "upstream: unexpected reply '%.60s'", line);
+			free(line);
+			up_reset(u);
+			return;
+		}
+		if (r->kind == REQ_GET && sscanf(line, "VALUE %251s %u %u", key, &flags, &vlen) == 3 &&
+		    strlen(key) <= KEY_MAX_LENGTH && vlen <= settings.item_size_max) {
+			u->vnkey = strlen(key);
+			memcpy(u->vkey, key, u->vnkey);
+			u->vflags = flags;
+			u->vlen = vlen;
+			u->in_value = true;
+			free(line);
+			continue;
+		}
+		bool ok = r->kind == REQ_GET ? !strcmp(line, "END") : !strcmp(line, "STORED");
+		bool known = ok || r->kind == REQ_SET || !strncmp(line, "SERVER_ERROR", 12) ||
+			     !strncmp(line, "CLIENT_ERROR", 12) || !strcmp(line, "ERROR");
+
+		if (!known) {
+			logmsg(0, "upstream: bad reply '%.60s'", line);
+			free(line);
+			up_reset(u);
+			return;
+		}
+		free(line);
+		u->head = r->next;
+		if (!u->head)
+			u->tail = NULL;
+		req_done(r, !ok);
+	}
+}
+
+static void up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct upstream *u = arg;
+	(void)bev;
+
+	if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+		logmsg(1, "upstream %s:%d: connection lost", settings.origin_host,
+		       settings.origin_port);
+		up_reset(u);
+	}
+}
+
+/* The worker's upstream link, connecting it when needed; NULL on failure. */
+static struct upstream *up_get(struct conn *c)
+{
+	struct upstream **up = worker_upstream(c->w);
+	struct upstream *u = *up;
+
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return NULL;
+		*up = u;
+	}
+	if (!u->bev) {
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+		char port[16];
+
+		snprintf(port, sizeof(port), "%d", settings.origin_port);
+		if (getaddrinfo(settings.origin_host, port, &hints, &res))
+			return NULL;
+		u->bev = bufferevent_socket_new(worker_base(c->w), -1,
+						BEV_OPT_CLOSE_ON_FREE);
+		if (!u->bev) {
+			freeaddrinfo(res);
+			return NULL;
+		}
+		bufferevent_setcb(u->bev, up_read_cb, NULL, up_event_cb, u);
+		bufferevent_enable(u->bev, EV_READ | EV_WRITE);
+		if (bufferevent_socket_connect(u->bev, res->ai_addr,
+					       (int)res->ai_addrlen) < 0) {
+			freeaddrinfo(res);
+			bufferevent_free(u->bev);
+			u->bev = NULL;
+			return NULL;
+		}
+		freeaddrinfo(res);
+	}
+	return u;
+}
+
+/* Queue a request whose reply the client waits for. */
+static int push(struct conn *c, enum req_kind kind)
+{
+	struct upstream *u = up_get(c);
+	struct upreq *r;
+
+	if (!u)
+		return -1;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -1;
+	r->c = c;
+	r->kind = kind;
+	if (u->tail)
+		u->tail->next = r;
+	else
+		u->head = r;
+	u->tail = r;
+	c->pending++;
+	conn_ref(c);
+	return 0;
+}
 
 void upstream_get(struct conn *c, const char *key, size_t nkey)
 {
-	(void)c; (void)key; (void)nkey;
+	struct upstream *u = up_get(c);
+
+	if (!u || push(c, REQ_GET) < 0) {
+		pthread_mutex_lock(&cache_lock);
+		stats.origin_errors++;
+		pthread_mutex_unlock(&cache_lock);
+		return;
+	}
+	evbuffer_add_printf(bufferevent_get_output(u->bev), "get %.*s\r\n",
+			    (int)nkey, key);
 }
 
 int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 {
-	(void)c; (void)key; (void)nkey; (void)hv;
+	struct upstream *u = up_get(c);
+	struct evbuffer *out;
+	struct item *it;
+	bool expired;
+	int ret = -1;
+
+	if (!u)
+		goto fail;
+	out = bufferevent_get_output(u->bev);
+	pthread_mutex_lock(&cache_lock);
+	it = cache_lookup(key, nkey, hv, &expired);
+	if (it && cache_readable(it)) {
+		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
+			   (long)it->exptime;
+
+		evbuffer_add_printf(out, "set %.*s %u %ld %u\r\n", (int)nkey, key,
+				    it->flags, exp, it->vlen);
+		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (ret == 0 && push(c, REQ_SET) == 0)
+		return 0;
+fail:
+	pthread_mutex_lock(&cache_lock);
+	stats.origin_errors++;
+	pthread_mutex_unlock(&cache_lock);
 	return -1;
 }
 
 void upstream_delete(struct conn *c, const char *key, size_t nkey)
 {
-	(void)c; (void)key; (void)nkey;
+	struct upstream *u = up_get(c);
+
+	if (u)
+		evbuffer_add_printf(bufferevent_get_output(u->bev),
+				    "delete %.*s noreply\r\n", (int)nkey, key);
 }
 
 void upstream_flush(struct conn *c)
 {
-	(void)c;
+	(void)c;    /* bufferevents write on their own */
 }

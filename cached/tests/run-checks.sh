@@ -29,6 +29,8 @@ run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
+run upstream-origin $PY tests/upstream.py
+run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
 run guest-script sh tests/guest/check-script.sh

@@ -1,0 +1,124 @@
+#!/bin/sh
+# volatile.sh - guest test of cached on the kernel with volatile ranges.
+#
+# Runs as root in the QEMU guest (busybox applets, /usr/bin/cached,
+# /usr/bin/mcclient, maybe /usr/bin/stress-ng; ~512 MiB RAM, no swap):
+#   fill the cache from the gen origin, let it idle, see Volatile: in
+#   /proc/meminfo grow; force a purge with drop_caches and read every key
+#   back with --verify: every value correct, purges and rebuilds counted;
+#   run stress-ng beside it: no OOM kill, the daemon lives, values correct.
+# Prints TAP; exits 0 only if every test is ok.
+#
+# Environment: CACHED, MCCLIENT, PORT, KEYS, IDLE, HOST_CHECK=1 (run on a
+# host without the kernel series: skips drop_caches and stress-ng).
+
+CACHED=${CACHED:-/usr/bin/cached}
+MCCLIENT=${MCCLIENT:-/usr/bin/mcclient}
+PORT=${PORT:-11311}
+KEYS=${KEYS:-20000}
+IDLE=${IDLE:-3}
+GEN=${GEN:-size=1000-8000,seed=11}
+MEM=${MEM:-160}
+LOG=${LOG:-/tmp/cached-volatile.log}
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
+check() { # check DESCRIPTION COMMAND...
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else notok "$d"; fi
+}
+mc() { "$MCCLIENT" -p "$PORT" -g "$GEN" "$@"; }
+mstat() { "$MCCLIENT" -p "$PORT" stat "$1" 2>/dev/null || echo 0; }
+meminfo_volatile() { # kB of Volatile: in /proc/meminfo, 0 when absent
+	v=$(awk '/^Volatile:/ { print $2 }' /proc/meminfo 2>/dev/null)
+	echo "${v:-0}"
+}
+oom_kills() { dmesg 2>/dev/null | grep -c -i -e "killed process" -e "oom-kill" ; }
+alive() { kill -0 "$PID" 2>/dev/null; }
+verify_all() { # verify_all LABEL: every key correct, none missing
+	out=$(mc -s verify "$KEYS" 2>>"$LOG")
+	rc=$?
+	echo "# $1: $out"
+	[ $rc -eq 0 ] && [ "$out" = "keys=$KEYS ok=$KEYS bad=0 miss=0" ]
+}
+
+echo "1..14"
+
+oom_before=$(oom_kills)
+"$CACHED" -u root -l 127.0.0.1 -p "$PORT" -m "$MEM" -t 2 --idle "$IDLE" \
+	--origin "gen:$GEN" --verify -v >"$LOG" 2>&1 &
+PID=$!
+i=0
+while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT" stats >/dev/null 2>&1; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "daemon started" alive
+
+mode=$(mstat mode)
+if [ "$mode" = volatile ]; then ok "daemon runs in volatile mode"; else
+	notok "daemon runs in volatile mode (mode=$mode: $(head -n 1 "$LOG"))"; fi
+
+out=$(mc fill "$KEYS" 2>>"$LOG")
+echo "# fill: $out"
+check "fill $KEYS keys from the gen formula" [ "$out" = "keys=$KEYS stored=$KEYS" ]
+
+check "every value reads back before idling" verify_all "hot read"
+
+vol0=$(meminfo_volatile)
+sleep $((IDLE + 3))
+vol1=$(meminfo_volatile)
+vb=$(mstat volatile_bytes)
+echo "# Volatile: before=${vol0} kB after=${vol1} kB; volatile_bytes=$vb"
+check "Volatile: in /proc/meminfo grows when the cache idles" [ "$vol1" -gt "$vol0" ]
+check "stats count volatile bytes" [ "$vb" -gt 0 ]
+
+if [ -n "$HOST_CHECK" ]; then
+	skip "drop_caches purge (host check)"
+else
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 1
+	vol2=$(meminfo_volatile)
+	echo "# Volatile: after drop_caches=${vol2} kB"
+	check "drop_caches purged volatile data" [ "$vol2" -lt "$vol1" ]
+fi
+
+check "every value correct after the purge (rebuilt from origin)" verify_all "after purge"
+pr=$(mstat purged_ranges)
+po=$(mstat purged_objects)
+rb=$(mstat rebuilds)
+ve=$(mstat verify_errors)
+echo "# purged_ranges=$pr purged_objects=$po rebuilds=$rb rebuild_usec=$(mstat rebuild_usec) verify_errors=$ve"
+counted() { [ "$pr" -gt 0 ] && [ "$po" -gt 0 ] && [ "$rb" -gt 0 ]; }
+check "purges and rebuilds are counted in stats" counted
+
+# memory pressure beside the daemon
+sleep $((IDLE + 2))   # let the data go volatile again
+if [ -n "$HOST_CHECK" ] || ! command -v stress-ng >/dev/null 2>&1; then
+	skip "stress-ng pressure (stress-ng not available or host check)"
+	STRESS=
+else
+	stress-ng --vm 2 --vm-bytes 70% --vm-keep --timeout 20s >/dev/null 2>&1 &
+	STRESS=$!
+	sleep 8
+	check "values correct while under memory pressure" verify_all "under pressure"
+	wait "$STRESS"
+fi
+check "daemon lives" alive
+check "every value correct after pressure" verify_all "after pressure"
+oom_after=$(oom_kills)
+check "no OOM kill" [ "$oom_after" -le "$oom_before" ]
+check "no checksum mismatch was ever seen" [ "$(mstat verify_errors)" = 0 ]
+
+kill -TERM "$PID"
+wait "$PID"
+rc=$?
+[ "$rc" -eq 0 ] || echo "# daemon exit status $rc"
+echo "# daemon log:"
+sed 's/^/#   /' "$LOG" | tail -n 20
+[ "$failed" -eq 0 ]

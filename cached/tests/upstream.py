@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""--origin memcache:HOST:PORT against Debian's memcached as the upstream:
+misses read through, sets write through before STORED, deletes forwarded;
+a slow upstream does not block other clients of the same worker thread;
+an unreachable upstream gives clean errors and the daemon lives."""
+import socket
+import sys
+import threading
+import time
+
+import util
+
+fails = 0
+nchecks = 0
+
+
+def check(cond, what):
+    global fails, nchecks
+    nchecks += 1
+    if not cond:
+        fails += 1
+        print("  FAILED: " + what)
+
+
+def slow_upstream(delay):
+    """A fake upstream that answers every get after `delay` seconds."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+
+    def serve(conn):
+        f = conn.makefile("rb")
+        while True:
+            line = f.readline()
+            if not line:
+                return
+            if line.startswith(b"get "):
+                time.sleep(delay)
+                key = line.split()[1]
+                conn.sendall(b"VALUE " + key + b" 0 4\r\nslow\r\nEND\r\n")
+            elif line.startswith(b"set "):
+                f.read(int(line.split()[4]) + 2)
+                conn.sendall(b"STORED\r\n")
+
+    def loop():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def main():
+    up, uport = util.start_memcached()
+    cd, cport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % uport)
+    try:
+        check(util.command(uport, b"set up1 7 0 5\r\nhello\r\n") == b"STORED\r\n", "seed upstream")
+        check(util.command(cport, b"get up1\r\n") == b"VALUE up1 7 5\r\nhello\r\nEND\r\n", "read-through")
+        check(util.command(cport, b"get nothere up1\r\n") == b"VALUE up1 7 5\r\nhello\r\nEND\r\n", "miss + hit")
+        check(util.stats(cport)["origin_fetches"] == "1", "one fetch, then cached")
+        check(util.command(cport, b"set w1 3 0 2\r\nhi\r\n") == b"STORED\r\n", "write-through set")
+        check(util.command(uport, b"get w1\r\n") == b"VALUE w1 3 2\r\nhi\r\nEND\r\n", "upstream has the set")
+        check(util.command(cport, b"append w1 0 0 1\r\n!\r\nget w1\r\n") == b"STORED\r\nVALUE w1 3 3\r\nhi!\r\nEND\r\n", "append")
+        check(util.command(uport, b"get w1\r\n") == b"VALUE w1 3 3\r\nhi!\r\nEND\r\n", "upstream has the append")
+        check(util.command(cport, b"set n1 0 0 1 noreply\r\nx\r\nget n1\r\n") == b"VALUE n1 0 1\r\nx\r\nEND\r\n", "noreply set")
+        check(util.command(cport, b"delete w1\r\n") == b"DELETED\r\n", "delete")
+        time.sleep(0.1)
+        check(util.command(uport, b"get w1\r\n") == b"END\r\n", "delete forwarded")
+        many = b"".join(b"set m%d 0 0 3\r\nabc\r\n" % i for i in range(200))
+        check(util.command(cport, many) == b"STORED\r\n" * 200, "200 pipelined write-through sets")
+        check(util.command(cport, b"gets up1\r\n").startswith(b"VALUE up1 7 5 "), "gets")
+    finally:
+        util.stop(cd)
+        util.stop(up)
+
+    # a slow upstream blocks only the client waiting on it
+    sport = slow_upstream(1.0)
+    cd, cport = util.start_cached("-t", "1", "--origin", "memcache:127.0.0.1:%d" % sport)
+    try:
+        check(util.command(cport, b"set local 0 0 2\r\nok\r\n") == b"STORED\r\n", "set via fake upstream")
+        res = {}
+
+        def slow_get():
+            t = time.time()
+            res["slow"] = util.command(cport, b"get far\r\n", timeout=5)
+            res["slow_t"] = time.time() - t
+        th = threading.Thread(target=slow_get)
+        th.start()
+        time.sleep(0.2)
+        t = time.time()
+        fast = util.command(cport, b"version\r\n")
+        fast_t = time.time() - t
+        th.join()
+        check(fast.startswith(b"VERSION") and fast_t < 0.5, "other client served during a slow fetch (%.2fs)" % fast_t)
+        check(res["slow"] == b"VALUE far 0 4\r\nslow\r\nEND\r\n" and res["slow_t"] >= 0.9, "slow fetch answered %r" % res)
+    finally:
+        util.stop(cd)
+
+    # unreachable upstream: misses are misses, sets report the failure
+    cd, cport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % util.free_port())
+    try:
+        check(util.command(cport, b"get x\r\n") == b"END\r\n", "unreachable upstream: miss")
+        out = util.command(cport, b"set x 0 0 1\r\nx\r\n")
+        check(out == b"SERVER_ERROR origin write failed\r\n", "unreachable upstream: set error %r" % out)
+        check(int(util.stats(cport)["origin_errors"]) >= 2, "origin_errors counted")
+        check(cd.poll() is None, "daemon lives")
+    finally:
+        util.stop(cd)
+    print("upstream: %d checks, %d failures" % (nchecks, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
