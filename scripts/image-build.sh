@@ -18,7 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-OUTPUT=${1:-$BUILD/rootfs.img}
+OUTPUT=$(realpath -m "${1:-$BUILD/rootfs.img}")
 [ $# -le 1 ] || { echo "usage: $0 [OUTPUT]" >&2; exit 64; }
 STAGE=${OUTPUT%.img}.d
 LOG=$BUILD/logs/image.log
