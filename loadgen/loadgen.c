@@ -75,6 +75,7 @@ struct config {
 	const char *json;
 	int quiet;
 	uint64_t seed;
+	double connect_timeout;
 };
 
 static struct config cfg;
@@ -154,6 +155,7 @@ static atomic_int g_verify_logged;
 static atomic_int g_proto_logged;
 static atomic_int g_server_logged;
 static atomic_int g_conn_logged;
+static atomic_int g_connected;	/* some connection was established */
 
 /* ----------------------------------------------------------------- utils */
 
@@ -308,6 +310,7 @@ static void conn_start(struct conn *c, int64_t now)
 	c->fd = fd;
 	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
 		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
 		conn_epoll(c, EPOLL_CTL_ADD, 0);
 	} else if (errno == EINPROGRESS || errno == EAGAIN) {
 		c->state = CS_CONNECTING;
@@ -669,6 +672,7 @@ static void conn_event(struct conn *c, uint32_t ev, int64_t now)
 			return;
 		}
 		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
 		conn_epoll(c, EPOLL_CTL_MOD, 0);
 	}
 	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
@@ -1071,6 +1075,9 @@ static const char usage_text[] =
 "                         mismatches are counted, shown with their key and\n"
 "                         make the exit status 1\n"
 "      --seed N           seed of the key and operation choices (1)\n"
+"      --connect-timeout S  give up when no connection has succeeded after\n"
+"                         S seconds (10; 0 = keep retrying for ever).  Once\n"
+"                         one has, failures are always retried\n"
 "Output:\n"
 "  -i, --interval S       print one JSON line per S seconds on stdout\n"
 "  -j, --json FILE        write the final summary with the full histogram\n"
@@ -1155,7 +1162,7 @@ static void parse_server(const char *s)
 }
 
 enum {
-	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED,
+	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -1176,6 +1183,7 @@ static const struct option long_opts[] = {
 	{ "warmup", no_argument, NULL, 'w' },
 	{ "verify", no_argument, NULL, 'V' },
 	{ "seed", required_argument, NULL, O_SEED },
+	{ "connect-timeout", required_argument, NULL, O_CONNECT_TIMEOUT },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -1198,6 +1206,7 @@ static void parse_args(int argc, char **argv)
 	cfg.get_ratio = 0.9;
 	cfg.multiget = 1;
 	cfg.seed = 1;
+	cfg.connect_timeout = 10;
 	gen_defaults(&cfg.gen);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qh",
@@ -1284,6 +1293,9 @@ static void parse_args(int argc, char **argv)
 		case O_SEED:
 			cfg.seed = parse_uint("--seed", optarg, 0, UINT64_MAX);
 			break;
+		case O_CONNECT_TIMEOUT:
+			cfg.connect_timeout = parse_double("--connect-timeout", optarg, 0, 1e7);
+			break;
 		case 'i':
 			cfg.interval = parse_double("--interval", optarg, 0.01, 1e6);
 			break;
@@ -1332,6 +1344,20 @@ static void sleep_ns(int64_t ns)
 		nanosleep(&ts, NULL);
 }
 
+static int64_t g_start;
+
+/* Stop the run when the server was never reachable within the timeout. */
+static void check_connect_timeout(int64_t now)
+{
+	if (cfg.connect_timeout <= 0 || atomic_load(&g_connected) ||
+	    atomic_load(&g_stop) ||
+	    now - g_start < (int64_t)(cfg.connect_timeout * 1e9))
+		return;
+	fprintf(stderr, "loadgen: no connection to %s within %g s, giving up\n",
+		cfg.server, cfg.connect_timeout);
+	atomic_store(&g_stop, 1);
+}
+
 static int all_done(void)
 {
 	for (int i = 0; i < cfg.threads; i++)
@@ -1358,6 +1384,7 @@ static void do_warmup(int tty)
 		}
 		if (waiting == cfg.threads || atomic_load(&g_stop))
 			break;
+		check_connect_timeout(now_ns());
 		if (tty && now_ns() >= next) {
 			unsigned long long d = atomic_load(&g_warm_done);
 
@@ -1406,6 +1433,7 @@ int main(int argc, char **argv)
 	hist_init(h_prog);
 	hist_init(h_snap);
 
+	g_start = now_ns();
 	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
 	threads = xcalloc((size_t)cfg.threads, sizeof(*threads));
 	for (int i = 0; i < cfg.threads; i++)
@@ -1426,6 +1454,7 @@ int main(int argc, char **argv)
 	while (!all_done()) {
 		int64_t now = now_ns();
 
+		check_connect_timeout(now);
 		if (now >= next_ivl || now >= next_prog) {
 			collect(&snap, h_snap);
 			stats_add(&total, &snap);
@@ -1476,10 +1505,14 @@ int main(int argc, char **argv)
 	if (cfg.interval > 0) {
 		stats_add(&ivl, &snap);
 		hist_merge(h_ivl, h_snap);
-		if (ivl.ops || ivl.errors || ivl.conn_errors)
-			print_interval_json((double)(t_end - t0) / 1e9,
-					    (double)(t_end - last_ivl) / 1e9,
+		/* the last, partial interval (never earlier than the one before) */
+		if (ivl.ops || ivl.errors || ivl.conn_errors) {
+			int64_t te = t_end > last_ivl ? t_end : last_ivl;
+
+			print_interval_json((double)(te - t0) / 1e9,
+					    (double)(te - last_ivl) / 1e9,
 					    &ivl, h_ivl);
+		}
 	}
 	secs = (double)(t_end - t0) / 1e9;
 	if (!cfg.quiet)

@@ -189,6 +189,15 @@ PY
 	grep -q '^latency us  p50' "$TMP/out" || rc=1
 	result summary_and_no_progress_when_piped $rc
 
+	if command -v script > /dev/null; then
+		script -qec "$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2.5 -k 1000 --warmup" \
+			/dev/null > "$TMP/tty" 2>&1
+		rc=0
+		grep -q "$(printf '\r')\[ *[0-9.]*s\] *[0-9]* ops/s" "$TMP/tty" || rc=1
+		grep -q '^latency us' "$TMP/tty" || rc=1
+		result progress_line_on_terminal $rc
+	fi
+
 	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 30 > "$TMP/out" 2> "$TMP/err" &
 	lp=$!
 	sleep 1
@@ -264,6 +273,15 @@ rc=0
 [ "$(jget "$TMP/x.json" conn_errors)" -ge 3 ] 2>/dev/null || rc=1
 [ "$(grep -c 'Connection refused' "$TMP/err")" = 1 ] || rc=1
 result refused_connection_counted $rc "exit $st"
+
+# with --ops and no server at all, --connect-timeout ends the run
+start=$(date +%s)
+$LG -s 127.0.0.1:$PORT -n 10 --connect-timeout 1 > "$TMP/out" 2> "$TMP/err"
+st=$?
+rc=0
+[ "$st" = 2 ] && [ $(( $(date +%s) - start )) -le 4 ] || rc=1
+grep -q 'giving up' "$TMP/err" || rc=1
+result connect_timeout_gives_up $rc "exit $st"
 
 # ---------------------------------------------------------------- cached
 . tests/cached.sh
