@@ -1,0 +1,81 @@
+#!/bin/sh
+# kernel-stress.sh - guest job: volatile_stress for a fixed time, with forced
+# purges and a memory-pressure child.  Run time: the first argument, else
+# $STRESS_SECONDS, else 60 s.  Prints the counts and, at the end,
+# "RESULT: N passed, N failed, N skipped".  Exit 0 only when the kernel has
+# volatile ranges, no data was corrupted and nothing failed unexpectedly.
+BIN=${VOLATILE_BIN:-/usr/libexec/volatile}
+OUT=${OUT:-/tmp}
+SECONDS_TO_RUN=${1:-${STRESS_SECONDS:-60}}
+pass=0 fail=0 skip=0
+
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
+
+finish() {
+	echo "RESULT: $pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	exit $?
+}
+
+echo "kernel: $(uname -r), $(grep MemAvailable /proc/meminfo | tr -s ' '), stress for ${SECONDS_TO_RUN} s"
+for b in volatile_stress volatile_bench; do
+	if [ ! -x "$BIN/$b" ]; then
+		not_ok "$b is not in the image ($BIN)"
+		finish
+	fi
+done
+"$BIN/volatile_bench" --probe
+case $? in
+0) ok "kernel has volatile ranges" ;;
+4)
+	not_ok "kernel lacks volatile ranges"
+	finish
+	;;
+*)
+	not_ok "volatile ranges probe failed"
+	finish
+	;;
+esac
+
+grep -E '^(volatile_purged|oom_kill|pswpout)' /proc/vmstat >"$OUT/vmstat-before.txt"
+{
+	"$BIN/volatile_stress" -t "$SECONDS_TO_RUN" 2>&1
+	echo $? >"$OUT/volatile_stress.rc"
+} | tee "$OUT/stress.txt" | sed 's/^/volatile_stress| /'
+rc=$(cat "$OUT/volatile_stress.rc" 2>/dev/null || echo 125)
+grep -E '^(volatile_purged|oom_kill|pswpout)' /proc/vmstat >"$OUT/vmstat-after.txt"
+echo "vmstat before/after:"
+paste "$OUT/vmstat-before.txt" "$OUT/vmstat-after.txt"
+grep -E '^Volatile' /proc/meminfo
+
+value() { sed -n "s/^$1=//p" "$OUT/stress.txt" | tail -n 1; }
+corruption=$(value corruption)
+errors=$(value errors)
+ops=$(value ops)
+purges=$(value purges_seen)
+ooms=$(value oom_kills)
+echo "stress: operations=${ops:-?} purges_seen=${purges:-?} corruption=${corruption:-?} errors=${errors:-?} oom_kills=${ooms:-?}"
+
+if [ "$corruption" = 0 ]; then
+	ok "volatile_stress: no data corruption"
+else
+	not_ok "volatile_stress: corruption=${corruption:-unknown}"
+fi
+if [ "$errors" = 0 ]; then
+	ok "volatile_stress: no unexpected errors"
+else
+	not_ok "volatile_stress: errors=${errors:-unknown}"
+fi
+if [ -n "$ops" ] && [ "$ops" -gt 0 ] && [ -n "$purges" ] && [ "$purges" -gt 0 ]; then
+	ok "volatile_stress: $ops operations, $purges purges seen"
+else
+	not_ok "volatile_stress: no operations or no purge seen (ops=${ops:-?}, purges=${purges:-?})"
+fi
+if [ "$ooms" = 0 ]; then
+	ok "volatile_stress: no OOM kill"
+else
+	not_ok "volatile_stress: oom_kills=${ooms:-unknown}"
+fi
+[ "$rc" -eq 0 ] || not_ok "volatile_stress: exit status $rc"
+finish

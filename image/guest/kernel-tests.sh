@@ -1,0 +1,97 @@
+#!/bin/sh
+# kernel-tests.sh - guest job: the volatile ranges selftests, then the
+# benchmark.  Prints one "ok - NAME" / "not ok - NAME" line per test and, at
+# the end, "RESULT: N passed, N failed, N skipped".  Exit 0 only when the
+# kernel has volatile ranges and nothing failed.
+#
+# A kernel without volatile ranges makes the selftests skip; here that is a
+# failure.  With $SWAPDEV set (qemu-run.sh --swap) the swap test runs too.
+# Benchmark timings are printed with their verdict; only errors fail.
+BIN=${VOLATILE_BIN:-/usr/libexec/volatile}
+OUT=${OUT:-/tmp}
+pass=0 fail=0 skip=0
+
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
+skipped() { echo "ok - $* # SKIP"; skip=$((skip + 1)); }
+
+finish() {
+	echo "RESULT: $pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	exit $?
+}
+
+echo "kernel: $(uname -r), $(grep MemAvailable /proc/meminfo | tr -s ' '), swap device: ${SWAPDEV:-none}"
+for b in volatile_ranges volatile_bench; do
+	if [ ! -x "$BIN/$b" ]; then
+		not_ok "$b is not in the image ($BIN)"
+		finish
+	fi
+done
+
+"$BIN/volatile_bench" --probe
+case $? in
+0) ok "kernel has volatile ranges" ;;
+4)
+	not_ok "kernel lacks volatile ranges"
+	finish
+	;;
+*)
+	not_ok "volatile ranges probe failed"
+	finish
+	;;
+esac
+
+# The selftests.  Their TAP output is kept in $OUT and shown with a prefix.
+t0=$(date +%s)
+{
+	"$BIN/volatile_ranges" 2>&1
+	echo $? >"$OUT/volatile_ranges.rc"
+} | tee "$OUT/volatile_ranges.tap" | sed 's/^/volatile_ranges| /'
+rc=$(cat "$OUT/volatile_ranges.rc" 2>/dev/null || echo 125)
+echo "volatile_ranges: exit status $rc after $(($(date +%s) - t0)) s"
+# One line per test: the harness names a test on its "RUN" line and reports
+# it on a TAP line ("ok N name", "not ok N name", "ok N # SKIP reason").
+awk '
+/^#  RUN / { name = $3; next }
+/^not ok [0-9]+/ { print "F " name; n++; next }
+/^ok [0-9]+ # SKIP/ { sub(/^ok [0-9]+ # SKIP */, ""); print "S " name " (" $0 ")"; n++; next }
+/^ok [0-9]+/ { print "P " name; n++; next }
+/^1\.\.[0-9]+/ { plan = substr($0, 4) + 0 }
+END { if (plan == 0 || n < plan) print "F volatile_ranges: " (plan - n) " of " plan " tests never reported" }
+' "$OUT/volatile_ranges.tap" >"$OUT/volatile_ranges.results"
+seen=0
+while read -r kind rest; do
+	seen=$((seen + 1))
+	case $kind in
+	P) ok "volatile_ranges: $rest" ;;
+	F) not_ok "volatile_ranges: $rest" ;;
+	S)
+		case $rest in
+		*"lacks volatile ranges"*) not_ok "volatile_ranges: $rest" ;;
+		*) skipped "volatile_ranges: $rest" ;;
+		esac
+		;;
+	esac
+done <"$OUT/volatile_ranges.results"
+if [ "$seen" -eq 0 ] || { [ "$rc" -ne 0 ] && ! grep -q '^F ' "$OUT/volatile_ranges.results"; }; then
+	not_ok "volatile_ranges: exit status $rc"
+fi
+if [ -n "${SWAPDEV:-}" ] && grep -q '^S swap.purged_not_swapped' "$OUT/volatile_ranges.results"; then
+	not_ok "volatile_ranges: the swap test did not run although $SWAPDEV is there"
+fi
+
+# The benchmark: a table and a verdict; timing does not fail the job.
+t0=$(date +%s)
+{
+	"$BIN/volatile_bench" 2>&1
+	echo $? >"$OUT/volatile_bench.rc"
+} | tee "$OUT/bench.txt" | sed 's/^/volatile_bench| /'
+rc=$(cat "$OUT/volatile_bench.rc" 2>/dev/null || echo 125)
+echo "volatile_bench: exit status $rc after $(($(date +%s) - t0)) s"
+if [ "$rc" -eq 0 ]; then
+	ok "volatile_bench ($(sed -n 's/^targets at .*: //p' "$OUT/bench.txt") targets)"
+else
+	not_ok "volatile_bench: exit status $rc"
+fi
+finish
