@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -378,6 +379,40 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_unlock(&cache_lock);
 }
 
+/* Keep a few populated spare segments ready for the workers. */
+static void spare_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+
+	for (;;) {
+		uint32_t s;
+		size_t len;
+		void *p;
+
+		pthread_mutex_lock(&cache_lock);
+		s = store_spare_take();
+		pthread_mutex_unlock(&cache_lock);
+		if (s == SEG_NONE)
+			return;
+		p = store_slot_ptr(s, &len);
+		if (madvise(p, len, MADV_POPULATE_WRITE) < 0)
+			memset(p, 0, len);   /* older kernels: touch every page */
+		pthread_mutex_lock(&cache_lock);
+		store_spare_put(s);
+		pthread_mutex_unlock(&cache_lock);
+	}
+}
+
+static struct event *spare_ev;
+
+/* Called under cache_lock from a worker: wake the main thread. */
+static void spare_wanted(void)
+{
+	event_active(spare_ev, EV_READ, 0);
+}
+
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
@@ -448,6 +483,11 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	/* signals first: a SIGTERM right after the port opens stops cleanly */
+	sigterm_ev = evsignal_new(main_base, SIGTERM, signal_cb, NULL);
+	sigint_ev = evsignal_new(main_base, SIGINT, signal_cb, NULL);
+	event_add(sigterm_ev, NULL);
+	event_add(sigint_ev, NULL);
 	if (open_listeners() < 0)
 		return 1;
 	drop_privileges();
@@ -461,12 +501,13 @@ int main(int argc, char **argv)
 	}
 	threads_start();
 
+	spare_ev = event_new(main_base, -1, EV_PERSIST, spare_cb, NULL);
+	event_add(spare_ev, NULL);
+	store_spare_wanted = spare_wanted;
+	spare_cb(-1, 0, NULL);
+
 	clock_ev = event_new(main_base, -1, EV_PERSIST, clock_cb, NULL);
 	event_add(clock_ev, &one_sec);
-	sigterm_ev = evsignal_new(main_base, SIGTERM, signal_cb, NULL);
-	sigint_ev = evsignal_new(main_base, SIGINT, signal_cb, NULL);
-	event_add(sigterm_ev, NULL);
-	event_add(sigint_ev, NULL);
 	logmsg(1, "listening (%s mode, %llu MB, %d threads)",
 	       settings.mode_eff == MODE_VOLATILE ? "volatile" :
 	       settings.mode_eff == MODE_PSI ? "psi" : "pinned",

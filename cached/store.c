@@ -46,7 +46,7 @@ long fake_vol_unmark(int fd, off_t off, off_t len);
 
 #define PAGE 4096u
 
-enum seg_kind { SEG_FREE = 0, SEG_SMALL, SEG_LARGE, SEG_CONT };
+enum seg_kind { SEG_FREE = 0, SEG_SMALL, SEG_LARGE, SEG_CONT, SEG_WARM, SEG_SPARE };
 
 struct seg {
 	uint8_t kind;
@@ -71,6 +71,27 @@ static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
 static bool vol_enabled;
 static uint32_t cursor;
+
+/*
+ * Freed small segments are kept "warm" on a stack instead of being punched
+ * out, and reused first: appending into pages that are already there costs
+ * no page fault and no hole punch under the lock.  The warm stack plus the
+ * live segments never exceed the budget's worth of touched slots.  In
+ * volatile mode a warm segment is marked volatile, so the kernel may take
+ * its pages back at any time; reuse unmarks it and ignores the purge flag.
+ */
+static uint32_t *warm;
+static uint32_t nwarm;
+
+/*
+ * Spare segments: fresh slots whose pages the main thread has populated
+ * (MADV_POPULATE_WRITE) outside the lock, so appending into a new segment
+ * does not take 256 page faults on the request path.
+ */
+#define SPARE_TARGET 4
+static uint32_t spare[SPARE_TARGET];
+static uint32_t nspare;
+void (*store_spare_wanted)(void);
 
 /* Lost items, oldest first, linked through snext/sprev. */
 static struct item *lost_head, *lost_tail;
@@ -108,7 +129,9 @@ int store_init(uint64_t maxbytes, bool vol)
 		return -1;
 	}
 	segs = calloc(nslots, sizeof(*segs));
-	if (!segs)
+	warm = calloc(nslots, sizeof(*warm));
+	nwarm = 0;
+	if (!segs || !warm)
 		return -1;
 	active = SEG_NONE;
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
@@ -126,6 +149,9 @@ void store_destroy(void)
 	if (store_fd >= 0)
 		close(store_fd);
 	free(segs);
+	free(warm);
+	warm = NULL;
+	nwarm = 0;
 	segs = NULL;
 	store_base = NULL;
 	store_fd = -1;
@@ -137,8 +163,11 @@ static uint64_t charged(void)
 	return used_bytes + index_mem_bytes();
 }
 
-/* Release a segment's slots: leave volatility, punch the hole. */
-static void seg_free(uint32_t s)
+/*
+ * Release a segment's slots.  A small segment whose pages are intact goes
+ * on the warm stack (keep); anything else has its hole punched.
+ */
+static void seg_release(uint32_t s, bool keep)
 {
 	struct seg *g = &segs[s];
 	uint64_t len = (uint64_t)g->nslots * seg_size;
@@ -146,7 +175,22 @@ static void seg_free(uint32_t s)
 	if (g->vol) {
 		vol_bytes -= g->vbytes;
 		vol_ranges--;
-		/* the hole punch below discards the range whatever its state */
+	}
+	if (keep && g->kind == SEG_SMALL) {
+		bool marked = g->vol;
+
+		if (!marked && vol_enabled &&
+		    vol_mark(store_fd, (off_t)seg_off(s), (off_t)seg_size) == 0)
+			marked = true;
+		used_bytes -= g->charge;
+		nsmall--;
+		if (active == s)
+			active = SEG_NONE;
+		memset(g, 0, sizeof(*g));
+		g->kind = SEG_WARM;
+		g->vol = marked;       /* for a warm segment: needs an unmark */
+		warm[nwarm++] = s;
+		return;
 	}
 	fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 		  (off_t)seg_off(s), (off_t)len);
@@ -160,6 +204,23 @@ static void seg_free(uint32_t s)
 	if (active == s)
 		active = SEG_NONE;
 	memset(g, 0, sizeof(*g));
+}
+
+static void seg_free(uint32_t s)
+{
+	seg_release(s, true);
+}
+
+/* Punch out every warm segment (a large object needs contiguous room). */
+static void warm_drain(void)
+{
+	while (nwarm) {
+		uint32_t s = warm[--nwarm];
+
+		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)seg_off(s), (off_t)seg_size);
+		memset(&segs[s], 0, sizeof(segs[s]));
+	}
 }
 
 /* Append to the lost list. */
@@ -337,9 +398,29 @@ static uint32_t seg_new(int kind, uint32_t n, uint64_t charge)
 	uint32_t s;
 
 	for (;;) {
-		if (charged() + charge <= budget &&
-		    (s = find_slots(n)) != SEG_NONE)
-			break;
+		if (charged() + charge <= budget) {
+			if (kind == SEG_SMALL && nwarm) {
+				s = warm[--nwarm];
+				if (segs[s].vol)   /* contents do not matter */
+					vol_unmark(store_fd, (off_t)seg_off(s),
+						   (off_t)seg_size);
+				memset(&segs[s], 0, sizeof(segs[s]));
+				break;
+			}
+			if (kind == SEG_SMALL && nspare) {
+				s = spare[--nspare];
+				memset(&segs[s], 0, sizeof(segs[s]));
+				if (store_spare_wanted)
+					store_spare_wanted();
+				break;
+			}
+			if ((s = find_slots(n)) != SEG_NONE)
+				break;
+			if (nwarm) {
+				warm_drain();
+				continue;
+			}
+		}
 		if (make_room() < 0)
 			return SEG_NONE;
 	}
@@ -408,7 +489,7 @@ static void seg_purged(uint32_t s)
 		store_lose(it);
 	}
 	g->pinned = 0;
-	seg_free(s);
+	seg_release(s, false);
 }
 
 int store_prepare_read(struct item *it, uint32_t now)
@@ -499,6 +580,31 @@ uint64_t store_drop_coldest(uint64_t bytes)
 		stats.purged_ranges--;    /* a drop is not a kernel purge */
 	}
 	return dropped;
+}
+
+uint32_t store_spare_take(void)
+{
+	uint32_t s;
+
+	if (nspare + 0u >= SPARE_TARGET || nwarm)
+		return SEG_NONE;
+	if (charged() + (nspare + 2) * seg_size > budget)
+		return SEG_NONE;   /* no room to hold spares */
+	s = find_slots(1);
+	if (s != SEG_NONE)
+		segs[s].kind = SEG_SPARE;
+	return s;
+}
+
+void *store_slot_ptr(uint32_t s, size_t *len)
+{
+	*len = seg_size;
+	return store_base + seg_off(s);
+}
+
+void store_spare_put(uint32_t s)
+{
+	spare[nspare++] = s;
 }
 
 static void forget_cb(struct item *it, void *arg)

@@ -71,6 +71,19 @@ uint64_t store_drop_coldest(uint64_t bytes);
 /* Drop everything (flush_all): all items freed, all ranges punched. */
 void store_flush_all(void);
 
+/*
+ * Spare segments, populated outside the lock by the main thread:
+ * store_spare_take() reserves a fresh slot (SEG_NONE when enough spares
+ * or warm segments exist); the caller populates its pages without the
+ * lock (store_slot_ptr) and hands it back with store_spare_put().
+ * store_spare_wanted, when set, is called (under the lock) when a spare
+ * was used up.
+ */
+uint32_t store_spare_take(void);
+void *store_slot_ptr(uint32_t s, size_t *len);
+void store_spare_put(uint32_t s);
+extern void (*store_spare_wanted)(void);
+
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);
 
