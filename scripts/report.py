@@ -121,7 +121,18 @@ class Run:
         self.run = int(run) if run.isdigit() else 0
         self.guest = os.path.join(folder, "guest")
         self.out = os.path.join(self.guest, "out")
-        self.status = read_text(os.path.join(self.guest, "exit-status"), "missing").strip()
+        # The job's own status: the runner's is 1 when the kernel logged a
+        # call trace, which every OOM report has.
+        self.status = read_text(os.path.join(self.guest, "out", "exit-status"), "missing").strip()
+        self.runner_status = read_text(os.path.join(self.guest, "exit-status"), "missing").strip()
+        console = read_text(os.path.join(self.guest, "console.log"))
+        warnings = read_text(os.path.join(self.guest, "warnings.txt")).splitlines()
+        traces = sum(1 for w in warnings if "Call Trace:" in w)
+        ooms = console.count("invoked oom-killer")
+        # Kernel warnings that are not the call traces of OOM reports.
+        self.kernel_warnings = [w for w in warnings if "Call Trace:" not in w]
+        if traces > ooms:
+            self.kernel_warnings.append("%d call trace(s) beyond the %d OOM report(s)" % (traces, ooms))
         self.info = read_env(os.path.join(self.out, "info.env"))
         self.ok = self.status == "0" and os.path.exists(os.path.join(self.out, "samples.csv")) \
             and os.path.exists(os.path.join(self.out, "load.json"))
@@ -328,7 +339,8 @@ class Report:
             "host": self.host,
             "modes": {m: dict(self.extra[m]) for m in self.modes},
             "runs": [{"mode": r.mode, "run": r.run, "ok": r.ok, "problem": r.problem,
-                      "metrics": getattr(r, "metrics", None), "info": r.info} for r in self.runs],
+                      "metrics": getattr(r, "metrics", None), "info": r.info,
+                      "kernel_warnings": r.kernel_warnings} for r in self.runs],
         }
         with open(os.path.join(self.out, "details.json"), "w") as f:
             json.dump(details, f, indent=2)
@@ -519,6 +531,9 @@ plot %s
         lines.append("**stress-ng bogo ops** (the work the competing job got done): " + ", ".join("%s %s" % (m, fmt(bogo[m], "n")) for m in self.modes) + ".")
         lines.append("**Purges**: the kernel purged %s ranges (%s MiB) per run in the volatile mode; the daemon rebuilt %s objects from the origin."
                      % (fmt(self.get(v, "purged_ranges"), "n"), fmt((self.get(v, "purged_pages", True) or 0) * 4 / 1024, "n"), fmt(self.get(v, "rebuilds"), "n")))
+        warned = ["%s-%d" % (r.mode, r.run) for r in self.good if r.kernel_warnings]
+        if warned:
+            lines.append("**The kernel printed warnings** (other than OOM reports) in: %s; see the counters table." % ", ".join(warned))
         bad = [m for m in self.modes if ver[m]]
         lines.append("Verify errors (wrong bytes served): " + ("none in any mode." if not bad else ", ".join("%s %s" % (m, fmt(ver[m], "n")) for m in bad) + "."))
         # Where the volatile mode loses.
@@ -567,6 +582,7 @@ plot %s
                          fmt(r.metrics["purged_pages"], "n"), fmt(r.metrics["oom_kills"], "n"),
                          fmt(r.metrics["psi_some_ms"], "n"), fmt(r.metrics["min_mem_available_kb"] / 1024, "n"),
                          "yes" if r.metrics["daemon_survived"] else "no",
+                         str(len(r.kernel_warnings)),
                          "; ".join(sorted(set(re.sub(r".*Killed process \d+ \(([^)]*)\).*", r"\1", x) for x in r.oom_lines if "Killed process" in x))) or "-"])
         return rows
 
@@ -621,7 +637,7 @@ plot %s
         heads = ["mode"] + KEYS
         xheads = ["mode"] + EXTRA
         cheads = ["mode", "run", "volatile kernel", "peak Volatile MiB", "purged ranges", "purged pages", "oom_kill",
-                  "PSI some ms", "min MemAvailable MiB", "daemon survived", "OOM victims"]
+                  "PSI some ms", "min MemAvailable MiB", "daemon survived", "kernel warnings", "OOM victims"]
         failed = [r for r in self.runs if not r.ok]
         verdict = self.verdict()
         # summary.txt: what demo.sh prints.
