@@ -227,12 +227,13 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 	struct item *it = cache_lookup(key, nkey, hv, &expired);
 
 	if (it && it->state == ITEM_LOST) {
-		/* rebuild in place: keep cas, exptime and flags known */
+		/* rebuild in place: flags and exptime stay; new bytes, new cas */
 		store_unlink(it);
 		if (put_value(it, data, vlen + 2, NULL, 0) < 0) {
 			store_forget(it);
 			return NULL;
 		}
+		it->cas = next_cas++;
 		it->atime = current_time;
 		return it;
 	}
