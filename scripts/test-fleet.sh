@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# test-fleet.sh - host tests of the fleet: three cached daemons behind
+# nutcracker (twemproxy) on loopback, and a near cache in front of them.
+#
+# usage: scripts/test-fleet.sh
+#
+# Builds cached and loadgen (make -C), starts everything on free random
+# loopback ports with its files in a temporary folder, prints "PASS name" or
+# "FAIL name" per assertion and ends with "N passed, N failed"; exit status 1
+# on any failure.  Every process started here is stopped on exit.  About 40 s.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/fleet/common.sh"
+
+CACHED=$ROOT/cached/cached
+LOADGEN=$ROOT/loadgen/loadgen
+MC=$MCCLIENT
+RETRY_MS=1500   # server_retry_timeout: an ejected node is tried again after it
+
+if ! make -C "$ROOT/cached" cached tests/mcclient >/dev/null ||
+	! make -C "$ROOT/loadgen" loadgen >/dev/null; then
+	echo "FAIL build"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+for tool in nutcracker python3; do
+	command -v "$tool" >/dev/null || { echo "FAIL $tool is missing (make deps)"; echo "0 passed, 1 failed"; exit 1; }
+done
+
+TMP=$(mktemp -d /tmp/fleet-test.XXXXXX)
+PIDS=""
+passed=0 failed=0
+
+cleanup() {
+	local p
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# result NAME STATUS [WHY]
+result() {
+	if [ "$2" = 0 ]; then
+		echo "PASS $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1${3:+  # $3}"
+		failed=$((failed + 1))
+	fi
+}
+
+# json FILE EXPR: a value of loadgen's --json summary (python expression on j)
+json() {
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# lg NAME ARGS...: loadgen through the proxy, summary in $TMP/NAME.json,
+# interval lines in $TMP/NAME.lines; returns loadgen's status.
+lg() {
+	local name=$1
+	shift
+	"$LOADGEN" --server "127.0.0.1:$PROXY" -t 1 -c 4 --keys 3000 --gen size=100 \
+		--verify -q --json "$TMP/$name.json" "$@" >"$TMP/$name.lines" 2>"$TMP/$name.err"
+}
+
+mapfile -t PORTS < <(fleet_free_ports 6)
+NODE=("${PORTS[0]}" "${PORTS[1]}" "${PORTS[2]}")
+PROXY=${PORTS[3]} SPORT=${PORTS[4]} NEAR=${PORTS[5]}
+declare -A NODE_PID
+
+start_node() {	# start_node INDEX (0-based)
+	"$CACHED" -p "${NODE[$1]}" -l 127.0.0.1 -m 16 -t 1 -u root \
+		>"$TMP/node$(($1 + 1)).log" 2>&1 &
+	NODE_PID[$1]=$!
+	PIDS="$PIDS $!"
+	fleet_wait 127.0.0.1 "${NODE[$1]}" 5
+}
+
+for i in 0 1 2; do
+	start_node "$i" || { echo "FAIL node$((i + 1)) did not start"; cat "$TMP/node$((i + 1)).log"; }
+done
+fleet_conf "$TMP/fleet.yml" "127.0.0.1:$PROXY" 1000 "$RETRY_MS" 1 \
+	"127.0.0.1:${NODE[0]}:node1" "127.0.0.1:${NODE[1]}:node2" "127.0.0.1:${NODE[2]}:node3"
+rc=0
+NUT=$(fleet_nutcracker "$TMP/fleet.yml" "$SPORT" "$TMP") || rc=1
+[ -z "$NUT" ] || PIDS="$PIDS $NUT"
+# nutcracker answers no "version" (see docs/fleet.md); wait for its port.
+for _ in $(seq 50); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$PROXY") 2>/dev/null && break
+	sleep 0.1
+done
+(exec 3<>"/dev/tcp/127.0.0.1/$PROXY") 2>/dev/null || rc=1
+result proxy-starts "$rc" "nutcracker did not start: $(tail -n 3 "$TMP/nutcracker.log" 2>/dev/null)"
+
+# 1. Three nodes: verified traffic through the proxy, keys on every node.
+rc=0
+lg spread --warmup --duration 3 || rc=$?
+errs=$(json "$TMP/spread.json" 'j["errors"] + j["verify_errors"] + j["conn_errors"]' 2>/dev/null || echo x)
+hits=$(json "$TMP/spread.json" 'j["hits"]' 2>/dev/null || echo 0)
+[ "$rc" = 0 ] && [ "$errs" = 0 ] && [ "$hits" -gt 0 ] 2>/dev/null
+result verify-through-proxy $? "loadgen status $rc, errors $errs, hits $hits"
+
+rc=0 why=""
+for i in 0 1 2; do
+	h=$(fleet_stat 127.0.0.1 "${NODE[$i]}" get_hits || echo 0)
+	items=$(fleet_stat 127.0.0.1 "${NODE[$i]}" curr_items || echo 0)
+	why="$why node$((i + 1)): $items items, $h hits;"
+	# ketama with 160 points per node: each of 3 holds far more than 10%
+	{ [ "$h" -gt 0 ] && [ "$items" -gt 300 ]; } || rc=1
+done
+result keys-on-every-node "$rc" "$why"
+echo "  #$why"
+
+# 2. Kill node2: the proxy goes on, ejects it; node2's keys become misses.
+kill "${NODE_PID[1]}"
+wait "${NODE_PID[1]}" 2>/dev/null
+rc=0
+lg killed --duration 5 --interval 1 || rc=$?
+verr=$(json "$TMP/killed.json" 'j["verify_errors"]' 2>/dev/null || echo x)
+ops=$(json "$TMP/killed.json" 'j["ops"]' 2>/dev/null || echo 0)
+errs=$(json "$TMP/killed.json" 'j["errors"]' 2>/dev/null || echo 0)
+[ "$rc" = 0 ] && [ "$verr" = 0 ] && [ "$ops" -gt 1000 ] && [ $((errs * 100)) -lt "$ops" ]
+result node-down-traffic-goes-on $? "loadgen status $rc, ops $ops, errors $errs, verify_errors $verr"
+
+# every second of the run served verified hits, none empty
+bad=$(python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    s = json.loads(line)
+    if s["hits"] == 0 or s["verify_errors"]:
+        n += 1
+print(n)' "$TMP/killed.lines" 2>/dev/null || echo x)
+[ "$bad" = 0 ]
+result node-down-every-second-serves $? "$bad intervals without hits"
+echo "  # node down: $ops ops, $errs errors (requests caught by a retry), $(json "$TMP/killed.json" 'j["misses"]') misses, 0 wrong bytes"
+
+sleep 0.6   # the proxy's statistics are aggregated every 500 ms
+ejects=$(fleet_proxy_field "$SPORT" fleet.server_ejects 2>/dev/null || echo 0)
+ejected_at=$(fleet_proxy_field "$SPORT" fleet.node2.server_ejected_at 2>/dev/null || echo 0)
+[ "$ejects" -gt 0 ] && [ "$ejected_at" -gt 0 ]
+result proxy-ejects-node $? "server_ejects $ejects, node2 server_ejected_at $ejected_at"
+
+# 3. Restart node2 (empty): after the retry timeout it rejoins and serves.
+start_node 1
+result node-restarts $? "node2 did not answer after the restart"
+sleep $((RETRY_MS / 1000 + 1))
+rc=0
+lg rejoin --warmup --duration 3 || rc=$?
+errs=$(json "$TMP/rejoin.json" 'j["errors"] + j["verify_errors"] + j["conn_errors"]' 2>/dev/null || echo x)
+[ "$rc" = 0 ] && [ "$errs" = 0 ]
+result rejoined-no-errors $? "loadgen status $rc, errors $errs"
+h=$(fleet_stat 127.0.0.1 "${NODE[1]}" get_hits || echo 0)
+items=$(fleet_stat 127.0.0.1 "${NODE[1]}" curr_items || echo 0)
+[ "$h" -gt 0 ] && [ "$items" -gt 300 ]
+result rejoined-node-serves $? "node2 after restart: $items items, $h hits"
+
+# 4. A near cache in front of the pool: small (2 MiB), reading through and
+#    writing through the proxy.
+"$CACHED" -p "$NEAR" -l 127.0.0.1 -m 2 -t 1 -u root --origin "memcache:127.0.0.1:$PROXY" \
+	>"$TMP/near.log" 2>&1 &
+PIDS="$PIDS $!"
+fleet_wait 127.0.0.1 "$NEAR" 5
+result near-starts $? "$(tail -n 3 "$TMP/near.log")"
+
+G=size=1000
+"$MC" -p "$NEAR" -k near: -g "$G" fill 500 >"$TMP/near-fill.out" 2>&1
+result near-set-stored $? "$(cat "$TMP/near-fill.out")"
+"$MC" -p "$PROXY" -k near: -g "$G" -s verify 500 >"$TMP/near-fleet.out" 2>&1
+result near-set-readable-from-fleet $? "$(cat "$TMP/near-fleet.out")"
+
+# flush_all drops everything the near cache holds (the proxy would refuse
+# it; it is sent to the near cache itself): every key must come back from
+# the fleet, byte for byte.
+f0=$(fleet_stat 127.0.0.1 "$NEAR" origin_fetches || echo 0)
+(exec 3<>"/dev/tcp/127.0.0.1/$NEAR" && printf 'flush_all\r\n' >&3 && read -r _ <&3)
+"$MC" -p "$NEAR" -k near: -g "$G" -s verify 500 >"$TMP/near-flush.out" 2>&1
+rc=$?
+f1=$(fleet_stat 127.0.0.1 "$NEAR" origin_fetches || echo 0)
+[ "$rc" = 0 ] && [ $((f1 - f0)) -ge 500 ]
+result near-dropped-refetched $? "$(cat "$TMP/near-flush.out"), origin_fetches $f0 -> $f1"
+
+# 8 MB through a 2 MiB near cache: most keys are evicted locally and must
+# be read back from the fleet.  Single-key gets (see docs/fleet.md for
+# multi-gets through a near cache that evicts).
+"$MC" -p "$NEAR" -k big: -g "$G" fill 8000 >"$TMP/big-fill.out" 2>&1
+"$MC" -p "$PROXY" -k big: -g "$G" -s verify 8000 >"$TMP/big-fleet.out" 2>&1
+result near-fill-in-fleet $? "$(cat "$TMP/big-fill.out" "$TMP/big-fleet.out")"
+ev=$(fleet_stat 127.0.0.1 "$NEAR" evictions || echo 0)
+f0=$(fleet_stat 127.0.0.1 "$NEAR" origin_fetches || echo 0)
+rc=0
+"$LOADGEN" --server "127.0.0.1:$NEAR" -t 1 -c 2 --keys 8000 --key-prefix big: --gen "$G" \
+	--get-ratio 1 --verify --ops 8000 -q --json "$TMP/big.json" >/dev/null 2>"$TMP/big.err" || rc=$?
+f1=$(fleet_stat 127.0.0.1 "$NEAR" origin_fetches || echo 0)
+miss=$(json "$TMP/big.json" 'j["misses"] + j["errors"] + j["verify_errors"]' 2>/dev/null || echo x)
+[ "$rc" = 0 ] && [ "$miss" = 0 ] && [ "$ev" -gt 0 ] && [ "$f1" -gt "$f0" ]
+result near-evicted-refetched $? "loadgen status $rc, misses+errors $miss, evictions $ev, origin_fetches $f0 -> $f1"
+echo "  # near cache: $ev evictions, $((f1 - f0)) values refetched from the fleet, 0 lost"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
