@@ -166,7 +166,8 @@ import json, sys
 keys = {"t", "ops", "hits", "misses", "errors", "verify_errors",
         "p50_us", "p90_us", "p99_us", "p999_us", "max_us"}
 lines = [json.loads(l) for l in open(sys.argv[1])]
-assert len(lines) >= 4, len(lines)
+assert len(lines) >= 3, len(lines)   # a late tick on a loaded host is skipped
+assert all(a["t"] < b["t"] for a, b in zip(lines, lines[1:]))
 for l in lines:
     assert keys <= set(l), set(l)
 final = json.load(open(sys.argv[2]))
@@ -180,7 +181,8 @@ PY
 	$LG -s 127.0.0.1:$MC_PORT -c 4 -d 2 -r 2000 -q --json "$TMP/r.json" 2> "$TMP/err"
 	ops=$(jget "$TMP/r.json" ops)
 	rc=0
-	[ "$ops" -ge 3800 ] && [ "$ops" -le 4200 ] || rc=1
+	# never above the schedule; below it only by what a loaded host delays
+	[ "$ops" -ge 3400 ] && [ "$ops" -le 4002 ] || rc=1
 	result open_loop_rate $rc "ops $ops, want 4000"
 
 	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 1 > "$TMP/out" 2> "$TMP/err"
