@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,9 +193,19 @@ static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
 	evbuffer_add(b, hdr, 6 + nkey + (size_t)n);
 }
 
+#define ZERO_COPY_MIN 2048   /* larger values are sent from the memfd */
+
 static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 {
 	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
+	if (it->vlen + 2 >= ZERO_COPY_MIN) {
+		store_ref(it->seg);
+		if (evbuffer_add_reference(b, store_ptr(it->off), it->vlen + 2,
+					   store_unref_cb,
+					   (void *)(uintptr_t)it->seg) == 0)
+			return;
+		store_unref_cb(NULL, 0, (void *)(uintptr_t)it->seg);
+	}
 	evbuffer_add(b, store_ptr(it->off), it->vlen + 2);
 }
 

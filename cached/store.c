@@ -52,6 +52,9 @@ struct seg {
 	uint8_t kind;
 	uint8_t vol;        /* marked volatile */
 	uint8_t pinned;     /* not to be evicted right now */
+	uint8_t zombie;     /* freed, but replies still point into it */
+	uint32_t refs;      /* replies in flight that point into it (atomic) */
+	bool keep_on_release;
 	uint32_t nslots;    /* slots spanned (head entry) */
 	uint64_t used;      /* bytes appended (small) / value bytes (large) */
 	uint64_t charge;    /* bytes charged to the budget */
@@ -82,6 +85,7 @@ static uint32_t cursor;
  */
 static uint32_t *warm;
 static uint32_t nwarm;
+static uint32_t nzombies;
 
 /*
  * Spare segments: fresh slots whose pages the main thread has populated
@@ -172,6 +176,19 @@ static void seg_release(uint32_t s, bool keep)
 	struct seg *g = &segs[s];
 	uint64_t len = (uint64_t)g->nslots * seg_size;
 
+	if (__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE)) {
+		/* a reply still points here: keep it until store_sweep */
+		if (!g->zombie)
+			nzombies++;
+		g->zombie = 1;
+		g->keep_on_release = keep;
+		if (active == s)
+			active = SEG_NONE;
+		return;
+	}
+	if (g->zombie)
+		nzombies--;
+
 	if (g->vol) {
 		vol_bytes -= g->vbytes;
 		vol_ranges--;
@@ -209,6 +226,26 @@ static void seg_release(uint32_t s, bool keep)
 static void seg_free(uint32_t s)
 {
 	seg_release(s, true);
+}
+
+/* Release zombie segments whose replies have all been written. */
+static void store_sweep(void)
+{
+	for (uint32_t s = 0; nzombies && s < nslots; s++)
+		if (segs[s].zombie && !__atomic_load_n(&segs[s].refs, __ATOMIC_ACQUIRE))
+			seg_release(s, segs[s].keep_on_release);
+}
+
+void store_ref(uint32_t s)
+{
+	__atomic_fetch_add(&segs[s].refs, 1, __ATOMIC_RELAXED);
+}
+
+void store_unref_cb(const void *data, size_t len, void *arg)
+{
+	(void)data;
+	(void)len;
+	__atomic_fetch_sub(&segs[(uintptr_t)arg].refs, 1, __ATOMIC_RELEASE);
 }
 
 /* Punch out every warm segment (a large object needs contiguous room). */
@@ -340,7 +377,7 @@ static uint32_t coldest(bool allow_active)
 
 		if (g->kind != SEG_SMALL && g->kind != SEG_LARGE)
 			continue;
-		if (g->pinned || (s == active && !allow_active))
+		if (g->pinned || g->zombie || (s == active && !allow_active))
 			continue;
 		if (best == SEG_NONE || g->atime < segs[best].atime ||
 		    (g->atime == segs[best].atime && g->nitems < segs[best].nitems))
@@ -354,6 +391,13 @@ static int make_room(void)
 {
 	uint32_t s;
 
+	if (nzombies) {
+		uint32_t before = nzombies;
+
+		store_sweep();
+		if (nzombies < before)
+			return 0;
+	}
 	if (lost_head && lost_bytes * 16 > budget / 4) {
 		for (int i = 0; i < 64 && lost_head; i++)
 			store_forget(lost_head);
@@ -537,6 +581,7 @@ int store_prepare_read(struct item *it, uint32_t now)
 
 void store_tick(uint32_t now, uint32_t idle_secs)
 {
+	store_sweep();
 	if (active != SEG_NONE && now - segs[active].atime >= idle_secs) {
 		uint32_t old = active;
 
@@ -551,7 +596,8 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 		uint64_t len;
 
 		if ((g->kind != SEG_SMALL && g->kind != SEG_LARGE) || g->vol ||
-		    s == active || g->pinned || !g->nitems ||
+		    s == active || g->pinned || g->zombie || !g->nitems ||
+		    __atomic_load_n(&g->refs, __ATOMIC_ACQUIRE) ||
 		    now - g->atime < idle_secs)
 			continue;
 		len = round_up(g->used, PAGE);

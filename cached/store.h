@@ -87,6 +87,16 @@ extern void (*store_spare_wanted)(void);
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);
 
+/*
+ * A reply may point into a segment instead of copying (large values):
+ * store_ref() under the lock, and store_unref_cb (an evbuffer cleanup
+ * callback, lock-free) when the bytes were written.  A segment with
+ * references is never marked volatile, reused or punched; if it is freed
+ * meanwhile it waits as a zombie until its last reference is gone.
+ */
+void store_ref(uint32_t s);
+void store_unref_cb(const void *data, size_t len, void *arg);
+
 /* Pointer to a memfd offset. */
 static inline char *store_ptr(uint64_t off)
 {
