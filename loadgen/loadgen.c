@@ -1009,35 +1009,35 @@ static void write_json(const char *path, double secs, double cpu,
 		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
 }
 
-static void print_summary(double secs, double cpu, const struct stats *s,
+static void print_summary(FILE *f, double secs, double cpu, const struct stats *s,
 			  const struct hist *h, int interrupted)
 {
 	uint64_t keys = s->hits + s->misses;
 
-	printf("server      %s  (%d threads x %d conns, pipeline %d, %s)\n",
+	fprintf(f, "server      %s  (%d threads x %d conns, pipeline %d, %s)\n",
 	       cfg.server, cfg.threads, cfg.conns, cfg.pipeline,
 	       cfg.rate > 0 ? "open loop" : "closed loop");
 	if (cfg.rate > 0)
-		printf("rate        %.1f ops/s offered\n", cfg.rate);
-	printf("duration    %.3f s%s\n", secs, interrupted ? "  (interrupted)" : "");
-	printf("ops         %llu  (%.1f ops/s)  gets %llu  sets %llu\n",
+		fprintf(f, "rate        %.1f ops/s offered\n", cfg.rate);
+	fprintf(f, "duration    %.3f s%s\n", secs, interrupted ? "  (interrupted)" : "");
+	fprintf(f, "ops         %llu  (%.1f ops/s)  gets %llu  sets %llu\n",
 	       (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
 	       (unsigned long long)s->gets, (unsigned long long)s->sets);
-	printf("hits        %llu  (%.1f%%)  misses %llu\n",
+	fprintf(f, "hits        %llu  (%.1f%%)  misses %llu\n",
 	       (unsigned long long)s->hits,
 	       keys ? 100.0 * (double)s->hits / (double)keys : 0.0,
 	       (unsigned long long)s->misses);
-	printf("errors      %llu  verify_errors %llu  conn_errors %llu\n",
+	fprintf(f, "errors      %llu  verify_errors %llu  conn_errors %llu\n",
 	       (unsigned long long)s->errors,
 	       (unsigned long long)s->verify_errors,
 	       (unsigned long long)s->conn_errors);
-	printf("latency us  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+	fprintf(f, "latency us  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 	       us(h->max));
-	printf("cpu         %.3f s  (%.4f ms per 1000 requests)\n", cpu,
+	fprintf(f, "cpu         %.3f s  (%.4f ms per 1000 requests)\n", cpu,
 	       s->ops ? cpu * 1e6 / (double)s->ops : 0);
-	fflush(stdout);
+	fflush(f);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -1079,7 +1079,8 @@ static const char usage_text[] =
 "                         S seconds (10; 0 = keep retrying for ever).  Once\n"
 "                         one has, failures are always retried\n"
 "Output:\n"
-"  -i, --interval S       print one JSON line per S seconds on stdout\n"
+"  -i, --interval S       print one JSON line per S seconds on stdout; the\n"
+"                         summary then goes to stderr\n"
 "  -j, --json FILE        write the final summary with the full histogram\n"
 "  -q, --quiet            no progress line, no warm-up line, no summary\n"
 "  -h, --help             this text\n"
@@ -1515,8 +1516,10 @@ int main(int argc, char **argv)
 		}
 	}
 	secs = (double)(t_end - t0) / 1e9;
+	/* with --interval, stdout carries nothing but the JSON lines */
 	if (!cfg.quiet)
-		print_summary(secs, cpu, &total, h_total, interrupted);
+		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, &total,
+			      h_total, interrupted);
 	if (cfg.json)
 		write_json(cfg.json, secs, cpu, &total, h_total, interrupted);
 	if (total.verify_errors) {

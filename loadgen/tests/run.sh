@@ -159,13 +159,13 @@ else
 	[ "$st" = 0 ] && [ "$(jget "$TMP/n.json" ops)" = 5000 ] || rc=1
 	result ops_count_exact $rc "exit $st, ops $(jget "$TMP/n.json" ops)"
 
-	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2 -i 0.5 -q --json "$TMP/i.json" \
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2 -i 0.5 --json "$TMP/i.json" \
 		> "$TMP/ivl" 2> "$TMP/err"
 	python3 - "$TMP/ivl" "$TMP/i.json" <<'PY'
 import json, sys
 keys = {"t", "ops", "hits", "misses", "errors", "verify_errors",
         "p50_us", "p90_us", "p99_us", "p999_us", "max_us"}
-lines = [json.loads(l) for l in open(sys.argv[1])]
+lines = [json.loads(l) for l in open(sys.argv[1])]   # stdout: JSON lines only
 assert len(lines) >= 3, len(lines)   # a late tick on a loaded host is skipped
 assert all(a["t"] < b["t"] for a, b in zip(lines, lines[1:]))
 for l in lines:
@@ -176,7 +176,9 @@ assert sum(c for _, c in h["buckets"]) == final["ops"] == h["total"]
 assert sum(l["ops"] for l in lines) == final["ops"]
 assert final["p50_us"] <= final["p99_us"] <= final["max_us"]
 PY
-	result interval_and_json_output $?
+	rc=$?
+	grep -q '^latency us  p50' "$TMP/err" || rc=1
+	result interval_and_json_output $rc
 
 	$LG -s 127.0.0.1:$MC_PORT -c 4 -d 2 -r 2000 -q --json "$TMP/r.json" 2> "$TMP/err"
 	ops=$(jget "$TMP/r.json" ops)
