@@ -348,19 +348,20 @@ class Report:
 
     # ---- plots -------------------------------------------------------
     def series(self, mode, fn, source="samples"):
-        """Per-second bins of fn(row) averaged over the mode's runs."""
-        bins = {}
+        """fn(row, previous row, run) over each of the mode's runs: one list
+        of (t, value) per run."""
+        out = []
         for r in self.by_mode[mode]:
             rows = r.samples if source == "samples" else r.intervals
             prev = None
+            pts = []
             for s in rows:
                 v = fn(s, prev, r)
                 prev = s
-                if v is None:
-                    continue
-                b = int(math.floor(s["t"] + 0.5))
-                bins.setdefault(b, []).append(v)
-        return sorted((b, sum(v) / len(v)) for b, v in bins.items())
+                if v is not None:
+                    pts.append(("%.2f" % s["t"], v))
+            out.append(pts)
+        return out
 
     def phase_marks(self):
         marks = {}
@@ -370,20 +371,24 @@ class Report:
                     marks.setdefault(p, []).append(t)
         return {p: sum(v) / len(v) for p, v in marks.items()}
 
-    def gnuplot(self, name, title, ylabel, data, logy=False, xlabel="seconds since the measured load started", extra=""):
+    def gnuplot(self, name, title, ylabel, data, logy=False, xlabel="seconds since the measured load started", extra="",
+                style="linespoints lw 1.5 pt 7 ps 0.25"):
         """One SVG with one line per mode; data: {mode: [(x, y)]}."""
         ddir = os.path.join(self.out, "plot-data")
         os.makedirs(ddir, exist_ok=True)
         plots = []
         for m in self.modes:
-            pts = data.get(m) or []
-            if not pts:
+            runs = [pts for pts in (data.get(m) or []) if pts]
+            if not runs:
                 continue
+            # One line per run, the mode's colour; a blank line separates runs.
             fn = os.path.join(ddir, "%s-%s.dat" % (name, m))
             with open(fn, "w") as f:
-                for x, y in pts:
-                    f.write("%s %s\n" % (x, y))
-            plots.append("'%s' using 1:2 with lines lw 2 lc rgb '%s' title '%s'" % (fn, MODE_COLOR.get(m, "#000000"), gq(m)))
+                for pts in runs:
+                    for x, y in pts:
+                        f.write("%s %s\n" % (x, y))
+                    f.write("\n")
+            plots.append("'%s' using 1:2 with %s lc rgb '%s' title '%s'" % (fn, style, MODE_COLOR.get(m, "#000000"), gq(m)))
         if not plots:
             return None
         svg = os.path.join(self.out, name + ".svg")
@@ -392,13 +397,13 @@ class Report:
             for p, t in self.phase_marks().items():
                 marks += "set arrow from %.1f, graph 0 to %.1f, graph 1 nohead dt 2 lc rgb '#888888'\n" % (t, t)
                 marks += "set label '%s' at %.1f, graph 0.97 left offset 0.3,0 font ',9' tc rgb '#666666'\n" % (p, t)
-        script = """set terminal svg size 760,330 dynamic noenhanced font 'sans,11' background '#ffffff'
+        script = """set terminal svg size 760,360 dynamic noenhanced font 'sans,11' background '#ffffff'
 set output '%s'
 set title '%s'
 set xlabel '%s'
 set ylabel '%s'
 set grid lc rgb '#dddddd'
-set key outside right top
+set key outside below horizontal
 %s
 %s
 %s
@@ -406,7 +411,14 @@ plot %s
 """ % (svg, gq(title), gq(xlabel), gq(ylabel), "set logscale y" if logy else "", marks, extra, ", \\\n  ".join(plots))
         with open(os.path.join(ddir, name + ".gp"), "w") as f:
             f.write(script)
-        subprocess.run(["gnuplot", os.path.join(ddir, name + ".gp")], check=True)
+        # A series that stays at 0 (no purges in a mode without them) makes
+        # gnuplot warn about an empty range; that is not news.
+        res = subprocess.run(["gnuplot", os.path.join(ddir, name + ".gp")], stderr=subprocess.PIPE, text=True)
+        for line in res.stderr.splitlines():
+            if "empty y range" not in line and line.strip():
+                print("gnuplot: " + line, file=sys.stderr)
+        if res.returncode != 0:
+            raise RuntimeError("gnuplot failed on %s" % name)
         return name + ".svg"
 
     def plots(self):
@@ -457,7 +469,7 @@ plot %s
         ]
         for name, title, ylabel, fn, logy, src in specs:
             data = {m: self.series(m, fn, src) for m in self.modes}
-            svg = self.gnuplot(name, title + " - mean of runs", ylabel, data, logy)
+            svg = self.gnuplot(name, title, ylabel, data, logy)
             if svg:
                 out.append((svg, title))
         # Latency CDFs from the merged histograms of each mode's runs.
@@ -472,19 +484,25 @@ plot %s
                 continue
             acc = 0
             pts, tpts = [], []
-            for v in sorted(merged):
+            last = 0
+            keys = sorted(merged)
+            for i, v in enumerate(keys):
                 acc += merged[v]
                 x = max(v, 1) / 1e6
+                # Thinned to a point per 2% of latency: the plot stays small.
+                if x < last * 1.02 and i != len(keys) - 1:
+                    continue
+                last = x
                 pts.append((x, acc / total))
                 if acc < total:
                     tpts.append((x, 1 - acc / total))
-            cdf[m], tail[m] = pts, tpts
+            cdf[m], tail[m] = [pts], [tpts]
         svg = self.gnuplot("latency_cdf", "latency CDF, steady + pressure + recovery, all runs", "fraction of requests",
-                           cdf, False, "latency (ms, log scale)", "set logscale x\nset yrange [0:1]\nset key inside right bottom")
+                           cdf, False, "latency (ms, log scale)", "set logscale x\nset yrange [0:1]\nset key inside right bottom", "lines lw 2")
         if svg:
             out.append((svg, "latency CDF per mode"))
         svg = self.gnuplot("latency_tail", "latency tail: fraction of requests slower than x", "fraction slower (log)",
-                           tail, True, "latency (ms, log scale)", "set logscale x\nset format y '%g'\nset key inside right top")
+                           tail, True, "latency (ms, log scale)", "set logscale x\nset format y '%g'\nset key inside right top", "lines lw 2")
         if svg:
             out.append((svg, "latency tail per mode"))
         return out
@@ -653,7 +671,7 @@ plot %s
         if failed:
             md += ["Guests that failed and are left out: " + ", ".join("%s (%s)" % (r.name, r.problem) for r in failed), ""]
         md += ["## The kernel's counters, per run", "", md_table(cheads, self.counters()), ""]
-        md += ["## Time series (mean of the runs of each mode; dashed lines: phase starts)", ""]
+        md += ["## Time series (one line per run, coloured by mode; dashed lines: mean phase starts)", ""]
         for svg, title in plots:
             md += ["![%s](%s)" % (title, svg), ""]
         md += ["## Method", ""] + ["- " + l for l in self.method()] + [""]
@@ -675,7 +693,7 @@ plot %s
         if failed:
             h += ["<p>Guests that failed and are left out: %s</p>" % html.escape(", ".join("%s (%s)" % (r.name, r.problem) for r in failed))]
         h += ["<h2>The kernel's counters, per run</h2>", html_table(cheads, self.counters())]
-        h += ["<h2>Time series <small>(mean of the runs of each mode; dashed lines: phase starts)</small></h2>", "<div class='plots'>"]
+        h += ["<h2>Time series <small>(one line per run, coloured by mode; dashed lines: mean phase starts)</small></h2>", "<div class='plots'>"]
         for svg, title in plots:
             h += ["<div>%s</div>" % inline_svg(os.path.join(self.out, svg))]
         h += ["</div>", "<h2>Method</h2><ul>"] + ["<li>%s</li>" % md_inline(l) for l in self.method()] + ["</ul>"]

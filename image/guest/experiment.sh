@@ -151,11 +151,12 @@ $LG --warmup --duration "$WARMUP_S" --json "$OUT/warmup.json" >"$OUT/warmup.json
 stats >"$OUT/stats-start.txt"
 log "warm-up done in $(awk -v a="$t0" -v b="$(up)" 'BEGIN {printf "%.0f", b - a}') s: $(awk '$2 == "curr_items" || $2 == "bytes" {printf "%s %s ", $2, $3}' "$OUT/stats-start.txt")"
 
-# The measured load: steady, pressure, recovery, in one loadgen run.
+# The measured load: steady, pressure, recovery, in one loadgen run, stopped
+# with SIGINT (it then writes its summary) RECOVERY_S after stress-ng ended,
+# however long stress-ng took to wind down.
 phase steady
-total=$((STEADY_S + PRESSURE_S + RECOVERY_S))
 # shellcheck disable=SC2086
-$LG --duration "$total" --json "$OUT/load.json" >"$OUT/load.jsonl" 2>"$OUT/load.err" &
+$LG --duration 3600 --json "$OUT/load.json" >"$OUT/load.jsonl" 2>"$OUT/load.err" &
 lg_pid=$!
 echo "$(up)" >"$OUT/load-start.txt"
 sleep "$STEADY_S"
@@ -185,6 +186,8 @@ wait $stress_pid
 echo "$?" >"$OUT/stress-status"
 
 phase recovery
+sleep "$RECOVERY_S"
+kill -INT $lg_pid
 wait $lg_pid
 echo "$?" >"$OUT/load-status"
 phase end
