@@ -69,6 +69,11 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 	return false;
 }
 
+bool cache_alive(const struct item *it, uint32_t now)
+{
+	return !(oldest_live && oldest_live <= now && it->mtime < oldest_live);
+}
+
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 			  bool *expired)
 {

@@ -4,9 +4,12 @@
  * Design: one process, one libevent event_base per worker thread (the
  * memcached model) plus the main thread, which accepts connections, hands
  * them to workers round-robin and runs the timers (clock, volatility,
- * PSI).  All cache state (index.c + store.c) sits behind one global mutex,
- * cache_lock; it is held for short, bounded work only (no system call on
- * the hot path, no origin fetch).  Settings are written once at start-up.
+ * PSI).  All cache state (index.c + store.c) sits behind one global
+ * reader-writer lock, cache_lock (writers preferred).  A get of hot data
+ * takes it shared (proto_text.c, get_fast); everything that changes the
+ * cache takes it exclusive.  It is held for short, bounded work only (no
+ * system call on the hot path, no origin fetch).  Settings are written
+ * once at start-up.
  */
 #ifndef CACHED_H
 #define CACHED_H
@@ -53,7 +56,8 @@ struct settings {
 
 extern struct settings settings;
 
-/* Global counters; cache counters change under cache_lock. */
+/* Global counters: changed under the exclusive cache_lock, or with atomic
+ * adds under the shared one (the get fast path). */
 struct stats {
 	uint64_t curr_items, total_items;
 	uint64_t cmd_get, cmd_set, cmd_flush, cmd_touch;
@@ -69,7 +73,7 @@ struct stats {
 	uint64_t marks, unmarks;
 };
 extern struct stats stats;
-extern pthread_mutex_t cache_lock;
+extern pthread_rwlock_t cache_lock;
 
 /* Connection counters, updated atomically. */
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;

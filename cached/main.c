@@ -40,7 +40,7 @@
 
 struct settings settings;
 struct stats stats;
-pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
 uint64_t stat_bytes_read, stat_bytes_written;
 volatile uint32_t current_time;
@@ -374,9 +374,9 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 
 	current_time = (uint32_t)time(NULL);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	store_tick(current_time, (uint32_t)settings.idle_secs);
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 }
 
 /* Keep a few populated spare segments ready for the workers. */
@@ -391,17 +391,17 @@ static void spare_cb(evutil_socket_t fd, short what, void *arg)
 		size_t len;
 		void *p;
 
-		pthread_mutex_lock(&cache_lock);
+		pthread_rwlock_wrlock(&cache_lock);
 		s = store_spare_take();
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 		if (s == SEG_NONE)
 			return;
 		p = store_slot_ptr(s, &len);
 		if (madvise(p, len, MADV_POPULATE_WRITE) < 0)
 			memset(p, 0, len);   /* older kernels: touch every page */
-		pthread_mutex_lock(&cache_lock);
+		pthread_rwlock_wrlock(&cache_lock);
 		store_spare_put(s);
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 	}
 }
 

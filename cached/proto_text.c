@@ -258,6 +258,38 @@ static bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 
 /* ---- get family ------------------------------------------------------- */
 
+#define STAT_ADD(field) __atomic_fetch_add(&stats.field, 1, __ATOMIC_RELAXED)
+
+/*
+ * The common case of a get, under the shared lock: the key is there, not
+ * expired or flushed, and its segment is hot.  Returns true when it was
+ * served; false sends the key down the exclusive path (get_one), which
+ * handles every other case.
+ */
+static bool get_fast(struct conn *c, const char *key, size_t nkey,
+		     uint32_t hv, bool ret_cas)
+{
+	uint32_t now = current_time;
+	struct item *it;
+	bool served = false;
+
+	pthread_rwlock_rdlock(&cache_lock);
+	it = index_find(key, nkey, hv);
+	if (it && !(it->exptime && it->exptime <= now) && cache_alive(it, now) &&
+	    store_touch_hot(it, now) &&
+	    (!settings.verify ||
+	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
+		if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
+			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+		emit_item(c->gbuf, it, ret_cas);
+		STAT_ADD(cmd_get);
+		STAT_ADD(get_hits);
+		served = true;
+	}
+	pthread_rwlock_unlock(&cache_lock);
+	return served;
+}
+
 /*
  * One key of a get: serve it, rebuild it from a synchronous origin, or
  * count a miss.  For the upstream origin in its first pass (collect), a
@@ -270,7 +302,9 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	bool expired, lost;
 	struct item *it;
 
-	pthread_mutex_lock(&cache_lock);
+	if (!touch && !collect && get_fast(c, key, nkey, hv, ret_cas))
+		return true;
+	pthread_rwlock_wrlock(&cache_lock);
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (expired)
 		stats.get_expired++;
@@ -287,12 +321,12 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			}
 			stats.get_hits++;
 		}
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 		return true;
 	}
 	lost = it && it->state == ITEM_LOST;
 	if (collect) {
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 		upstream_get(c, key, nkey);
 		return false;
 	}
@@ -302,11 +336,11 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		uint64_t t0;
 		int r;
 
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 		t0 = now_usec();
 		r = origin_fetch(key, nkey, &val, &vlen, &flags);
 		t0 = now_usec() - t0;
-		pthread_mutex_lock(&cache_lock);
+		pthread_rwlock_wrlock(&cache_lock);
 		stats.origin_fetches++;
 		if (r < 0)
 			stats.origin_errors++;
@@ -332,7 +366,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 				stats.cmd_get++;
 			}
 			stats.get_hits++;
-			pthread_mutex_unlock(&cache_lock);
+			pthread_rwlock_unlock(&cache_lock);
 			return true;
 		}
 		free(val);
@@ -350,7 +384,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		stats.cmd_get++;
 	}
 	stats.get_misses++;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	return false;
 }
 
@@ -450,9 +484,9 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 			/* no stale value may outlive a failed set */
 			uint32_t hv = index_hash(tokens[1].value, tokens[1].length);
 
-			pthread_mutex_lock(&cache_lock);
+			pthread_rwlock_wrlock(&cache_lock);
 			cache_delete(tokens[1].value, tokens[1].length, hv);
-			pthread_mutex_unlock(&cache_lock);
+			pthread_rwlock_unlock(&cache_lock);
 		}
 		return;
 	}
@@ -486,11 +520,11 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	stats.cmd_set++;
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
 	    upstream_set(c, c->key, c->nkey, hv) == 0) {
 		/* write-through: the reply waits for the upstream's answer */
@@ -524,7 +558,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
 	if (r == D_NOT_FOUND) {
 		if (incr)
@@ -532,7 +566,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		else
 			stats.decr_misses++;
 	}
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	switch (r) {
 	case D_OK:
 		out_string(c, buf);
@@ -571,13 +605,13 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
 	if (found)
 		stats.delete_hits++;
 	else
 		stats.delete_misses++;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	if (found && settings.origin == ORIGIN_MEMCACHE)
 		upstream_delete(c, tokens[1].value, tokens[1].length);
 	out_string(c, found ? "DELETED" : "NOT_FOUND");
@@ -599,7 +633,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
 	stats.cmd_touch++;
@@ -607,7 +641,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		stats.touch_hits++;
 	else
 		stats.touch_misses++;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	out_string(c, found ? "TOUCHED" : "NOT_FOUND");
 }
 
@@ -616,18 +650,18 @@ static void process_flush_all(struct conn *c, token_t *tokens, size_t ntokens)
 	int32_t exptime = 0;
 
 	set_noreply_maybe(c, tokens, ntokens);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	stats.cmd_flush++;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	if (ntokens != (c->noreply ? 3u : 2u)) {
 		if (!safe_strtol(tokens[1].value, &exptime)) {
 			out_string(c, "CLIENT_ERROR invalid exptime argument");
 			return;
 		}
 	}
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	cache_flush(exptime);
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	out_string(c, "OK");
 }
 

@@ -39,10 +39,10 @@ static void psi_cb(evutil_socket_t fd, short what, void *arg)
 	if (epoll_wait(fd, evs, 4, 0) <= 0)
 		return;
 	want = settings.maxbytes / 100 * settings.psi_drop_pct;
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	stats.psi_events++;
 	dropped = store_drop_coldest(want);
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	logmsg(1, "psi: memory pressure, dropped %llu bytes of cold data",
 	       (unsigned long long)dropped);
 }

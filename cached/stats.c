@@ -32,12 +32,12 @@ void stats_emit(struct evbuffer *out)
 	uint32_t now = current_time;
 
 	getrusage(RUSAGE_SELF, &ru);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	s = stats;
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 
 	U("pid", getpid());
 	U("uptime", now - process_started);
@@ -132,11 +132,11 @@ void stats_settings_emit(struct evbuffer *out)
 
 void stats_reset(void)
 {
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	uint64_t curr = stats.curr_items;
 	memset(&stats, 0, sizeof(stats));
 	stats.curr_items = curr;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);

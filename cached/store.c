@@ -579,6 +579,20 @@ int store_prepare_read(struct item *it, uint32_t now)
 	return 0;
 }
 
+bool store_touch_hot(struct item *it, uint32_t now)
+{
+	struct seg *g;
+
+	if (it->state != ITEM_OK || it->seg == SEG_NONE)
+		return false;
+	g = &segs[it->seg];
+	if (g->vol)
+		return false;
+	if (__atomic_load_n(&g->atime, __ATOMIC_RELAXED) != now)
+		__atomic_store_n(&g->atime, now, __ATOMIC_RELAXED);
+	return true;
+}
+
 void store_tick(uint32_t now, uint32_t idle_secs)
 {
 	store_sweep();

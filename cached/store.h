@@ -56,6 +56,13 @@ void store_unlink(struct item *it);
  */
 int store_prepare_read(struct item *it, uint32_t now);
 
+/*
+ * Shared-lock fast path: true when the item's value can be read without
+ * any change to the store (its segment is not volatile); records the
+ * access with relaxed atomic stores.
+ */
+bool store_touch_hot(struct item *it, uint32_t now);
+
 /* Turn a readable item into a lost one (detached, no storage). */
 void store_lose(struct item *it);
 

@@ -63,9 +63,9 @@ static void req_done(struct upreq *r, bool failed)
 
 	if (failed) {
 		c->up_failed = true;
-		pthread_mutex_lock(&cache_lock);
+		pthread_rwlock_wrlock(&cache_lock);
 		stats.origin_errors++;
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 	}
 	if (--c->pending == 0) {
 		proto_upstream_done(c);
@@ -116,13 +116,13 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				bool expired;
 				struct item *it;
 
-				pthread_mutex_lock(&cache_lock);
+				pthread_rwlock_wrlock(&cache_lock);
 				it = cache_lookup(u->vkey, u->vnkey, hv, &expired);
 				if (it && it->state == ITEM_LOST)
 					stats.rebuilds++;
 				stats.origin_fetches++;
 				cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
-				pthread_mutex_unlock(&cache_lock);
+				pthread_rwlock_unlock(&cache_lock);
 			}
 			evbuffer_drain(in, need);
 			u->in_value = false;
@@ -255,9 +255,9 @@ void upstream_get(struct conn *c, const char *key, size_t nkey)
 	struct upstream *u = up_get(c);
 
 	if (!u || push(c, REQ_GET) < 0) {
-		pthread_mutex_lock(&cache_lock);
+		pthread_rwlock_wrlock(&cache_lock);
 		stats.origin_errors++;
-		pthread_mutex_unlock(&cache_lock);
+		pthread_rwlock_unlock(&cache_lock);
 		return;
 	}
 	evbuffer_add_printf(bufferevent_get_output(u->bev), "get %.*s\r\n",
@@ -275,7 +275,7 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 	if (!u)
 		goto fail;
 	out = bufferevent_get_output(u->bev);
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && cache_readable(it)) {
 		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
@@ -286,13 +286,13 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
 		ret = 0;
 	}
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	if (ret == 0 && push(c, REQ_SET) == 0)
 		return 0;
 fail:
-	pthread_mutex_lock(&cache_lock);
+	pthread_rwlock_wrlock(&cache_lock);
 	stats.origin_errors++;
-	pthread_mutex_unlock(&cache_lock);
+	pthread_rwlock_unlock(&cache_lock);
 	return -1;
 }
 
