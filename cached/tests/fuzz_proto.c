@@ -5,6 +5,7 @@
  * proto_process() on a socket-less connection.  Built with clang
  * -fsanitize=fuzzer,address,undefined; see docs/cached.md.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
