@@ -26,6 +26,8 @@ import subprocess
 import sys
 
 MODE_ORDER = ["pinned", "psi", "volatile", "oracle"]
+# Paths in the report are shown relative to the clone.
+ROOT_PREFIX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/"
 MODE_TEXT = {
     "pinned": "pinned: today's tmpfs cache, nothing is given back",
     "psi": "psi: the daemon drops data itself when PSI reports memory stalls",
@@ -39,7 +41,9 @@ KEYS = ["hit_rate", "p50_us", "p99_us", "max_us", "verify_errors", "oom_kills",
 EXTRA = ["hit_rate_pressure", "hit_rate_recovery", "p99_pressure_us", "errors",
          "purged_pages", "purged_objects", "psi_events", "psi_dropped_bytes",
          "origin_fetches", "psi_some_ms", "psi_full_ms", "daemon_survived",
-         "stress_oom_restarts", "min_mem_available_kb", "daemon_verify_errors"]
+         "daemon_oom_killed", "min_mem_available_kb", "daemon_verify_errors"]
+# Metrics whose change against pinned means something.
+CHANGE = set(KEYS) | {"hit_rate_pressure", "hit_rate_recovery", "p99_pressure_us", "errors", "origin_fetches"}
 
 
 def read_env(path):
@@ -213,7 +217,7 @@ class Run:
         if not bogo:
             bogo = [int(x) for x in re.findall(r"\]\s+vm\s+(\d+)\s", self.stress)]
         m["stress_bogo_ops"] = sum(bogo) if bogo else 0
-        m["stress_oom_restarts"] = len(re.findall(r"(?i)killed by the OOM killer|OOM killer", self.stress))
+        m["daemon_oom_killed"] = sum(1 for x in self.oom_lines if re.search(r"Killed process \d+ \(cached\)", x))
         last = self.samples[-1]
         m["purged_ranges"] = self.vm1.get("volatile_purged_ranges", last.get("purged_ranges") or 0) - self.vm0.get("volatile_purged_ranges", 0)
         m["purged_pages"] = self.vm1.get("volatile_purged_pages", last.get("purged_pages") or 0) - self.vm0.get("volatile_purged_pages", 0)
@@ -549,6 +553,11 @@ plot %s
         lines.append("**stress-ng bogo ops** (the work the competing job got done): " + ", ".join("%s %s" % (m, fmt(bogo[m], "n")) for m in self.modes) + ".")
         lines.append("**Purges**: the kernel purged %s ranges (%s MiB) per run in the volatile mode; the daemon rebuilt %s objects from the origin."
                      % (fmt(self.get(v, "purged_ranges"), "n"), fmt((self.get(v, "purged_pages", True) or 0) * 4 / 1024, "n"), fmt(self.get(v, "rebuilds"), "n")))
+        if "psi" in self.modes and self.by_mode.get("psi"):
+            ev = self.get("psi", "psi_events", True)
+            lines.append("The psi mode's daemon reacted to %s PSI event(s) per run, dropping %s MiB of its data itself%s."
+                         % (fmt(ev, "n"), fmt((self.get("psi", "psi_dropped_bytes", True) or 0) / 1048576, "n"),
+                            " (it never reacted: in this run the psi mode behaved as pinned)" if not ev else ""))
         warned = ["%s-%d" % (r.mode, r.run) for r in self.good if r.kernel_warnings]
         if warned:
             lines.append("**The kernel printed warnings** (other than OOM reports) in: %s; see the counters table." % ", ".join(warned))
@@ -582,7 +591,7 @@ plot %s
                 if mu is not None and sd:
                     cell += " ± " + fmt(sd, k)
                 pin = (self.extra if extra else self.summary).get("pinned", {}).get(k, {}).get("mean")
-                if m != "pinned" and "pinned" in self.modes:
+                if m != "pinned" and "pinned" in self.modes and k in CHANGE:
                     ch = change(mu, pin, k)
                     if ch:
                         cell += " (%s)" % ch
@@ -606,8 +615,9 @@ plot %s
 
     def environment(self):
         h, s = self.host, self.scenario
-        info = self.good[0].info if self.good else {}
-        qcmd = self.good[0].qemu_cmd if self.good else ""
+        first = min(self.good, key=lambda r: (r.run, self.modes.index(r.mode) if r.mode in self.modes else 9)) if self.good else None
+        info = first.info if first else {}
+        qcmd = first.qemu_cmd.replace(ROOT_PREFIX, "") if first else ""
         accel = h.get("accel", "tcg")
         return [
             ("guest kernel", "%s (%s)" % (info.get("kernel", "?"), info.get("kernel_build", "?"))),
@@ -619,7 +629,7 @@ plot %s
                 s.get("MEM_MB"), info.get("mem_total_kb"), s.get("CPUS"), info.get("cpus"), info.get("swap_kb"))),
             ("acceleration", "%s%s" % (accel.upper(), " (the guest ran under TCG: every figure is 5-10x slower than native)" if accel == "tcg" else "")),
             ("QEMU", h.get("qemu_version", "?")),
-            ("QEMU command line (first run)", qcmd),
+            ("QEMU command line (first guest)", qcmd),
             ("host CPU", "%s, %s CPUs, host kernel %s" % (h.get("host_cpu", "?"), h.get("host_cpus", "?"), h.get("host_kernel", "?"))),
             ("daemon", info.get("cached_version", "?")),
             ("stress-ng", info.get("stress_ng_version", "?")),

@@ -44,6 +44,6 @@ say "from another terminal, for example:"
 echo "    loadgen/loadgen --server 127.0.0.1:$port --rate 300 --keys 60000 --dist zipf:0.99 \\"
 echo "        --gen $origin --verify --warmup --interval 1 --duration 300"
 say "in the guest: stress-ng, stats, /proc/meminfo; 'reboot -f' ends it (Ctrl-A X kills QEMU)"
-exec "$ROOT/scripts/qemu-run.sh" --interactive --mem "$mem" --cpus "$cpus" \
+exec "$ROOT/scripts/qemu-run.sh" --interactive --mem "$mem" --cpus "$cpus" --append no_timer_check \
 	--hostfwd "$port:11211" --run-dir "$dir/guest" \
 	--script "$ROOT/image/guest/experiment-shell.sh" --file "$dir/run.env"

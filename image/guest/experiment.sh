@@ -90,7 +90,7 @@ log "kernel $(uname -r), MemTotal ${mem_total_kb} kB, MemAvailable ${mem_avail_k
 # The daemon.
 # shellcheck disable=SC2086 # PSI_ARGS is a list of options
 cached -u root -p $PORT -l 127.0.0.1 -m "$cache_mb" -t "$DAEMON_THREADS" \
-	--mode "$daemon_mode" --idle "$IDLE_S" --origin "gen:$ORIGIN" --verify \
+	--mode "$daemon_mode" --idle "$IDLE_S" --origin "gen:$ORIGIN" --verify -v \
 	$([ "$MODE" = psi ] && echo "$PSI_ARGS") >"$OUT/cached.log" 2>&1 &
 cached_pid=$!
 echo "$cached_pid" >/tmp/cached.pid
