@@ -108,3 +108,13 @@ fleet_wait() {
 	done
 	return 1
 }
+
+# fleet_set HOST PORT KEY VALUE: store a short value directly on one node
+# (the fleet's orders to its guests travel this way); true on STORED.
+fleet_set() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	timeout 3 bash -c '
+		exec 3<>"/dev/tcp/$0/$1" || exit 1
+		printf "set %s 0 0 %d\r\n%s\r\n" "$2" "${#3}" "$3" >&3
+		read -r line <&3 && [[ $line == STORED* ]]' "$1" "$2" "$3" "$4" 2>/dev/null
+}

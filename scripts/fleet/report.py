@@ -1,0 +1,472 @@
+#!/usr/bin/env python3
+"""report.py - the fleet section of the report, from one scripts/fleet.sh run.
+
+usage: scripts/fleet/report.py --dir DIR
+
+DIR is fleet.sh's --out folder: DIR/runs/ holds fleet.env, loadgen.json and
+loadgen.lines (loadgen through the proxy), nodeI-samples.jsonl and
+proxy-samples.jsonl (the host's samples of every node's and the proxy's
+statistics), events.txt, and one runner folder per guest (nodeI/out/ as
+written by image/guest/fleet-node.sh).
+
+Writes into DIR: summary.json, fleet.md, fleet.html (the plots inlined),
+latency.svg, nodes.svg, purges.svg, guest.svg, and summary.txt (the
+table fleet.sh prints).  Python standard library and gnuplot only.
+"""
+import argparse
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def read_env(path):
+    env = {}
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            line = line.strip()
+            if "=" in line and not line.startswith("#"):
+                for part in [line] if '"' in line else line.split():
+                    if "=" not in part:
+                        continue
+                    k, v = part.split("=", 1)
+                    env[k.strip()] = v.strip().strip('"')
+    return env
+
+
+def read_jsonl(path):
+    rows = []
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+    return rows
+
+
+def read_stats(path):
+    d = {}
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            p = line.split()
+            if len(p) == 3 and p[0] == "STAT":
+                try:
+                    d[p[1]] = float(p[2])
+                except ValueError:
+                    d[p[1]] = p[2]
+    return d
+
+
+def pct(a, b):
+    return 100.0 * a / b if b else None
+
+
+def median(v):
+    v = sorted(v)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def fmt(v, nd=1, unit=""):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and not v.is_integer() or nd and isinstance(v, float) and abs(v) < 1000:
+        return f"{v:.{nd}f}{unit}"
+    return f"{int(v)}{unit}"
+
+
+class Fleet:
+    def __init__(self, d):
+        self.dir = d
+        self.runs = os.path.join(d, "runs")
+        self.env = read_env(os.path.join(self.runs, "fleet.env"))
+        self.nodes = int(self.env.get("NODES", "3"))
+        self.pnode = int(self.env.get("PRESSURE_NODE", "1"))
+        self.p0 = float(self.env.get("PRESSURE_START", "0"))
+        self.p1 = self.p0 + float(self.env.get("PRESSURE_SECONDS", "0"))
+        self.lg = {}
+        p = os.path.join(self.runs, "loadgen.json")
+        if os.path.exists(p):
+            self.lg = json.load(open(p))
+            self.lg.pop("histogram", None)
+        self.lines = read_jsonl(os.path.join(self.runs, "loadgen.lines"))
+        self.samples = {i: read_jsonl(os.path.join(self.runs, f"node{i}-samples.jsonl"))
+                        for i in self.nodes_list()}
+        self.proxy = read_jsonl(os.path.join(self.runs, "proxy-samples.jsonl"))
+
+    def nodes_list(self):
+        return list(range(1, self.nodes + 1))
+
+    def phase(self, t):
+        if t <= self.p0:
+            return "before"
+        if t <= self.p1:
+            return "pressure"
+        return "after"
+
+    # ---- fleet-wide figures through the proxy ---------------------------
+    def fleet_figures(self):
+        lg = self.lg
+        f = {
+            "ops": lg.get("ops"), "ops_per_s": lg.get("ops_per_s"),
+            "gets": lg.get("gets"), "hits": lg.get("hits"), "misses": lg.get("misses"),
+            "hit_rate_pct": pct(lg.get("hits", 0), lg.get("hits", 0) + lg.get("misses", 0)),
+            "errors": lg.get("errors"), "verify_errors": lg.get("verify_errors"),
+            "conn_errors": lg.get("conn_errors"),
+            "p50_ms": lg.get("p50_us", 0) / 1000, "p99_ms": lg.get("p99_us", 0) / 1000,
+            "p999_ms": lg.get("p999_us", 0) / 1000, "max_ms": lg.get("max_us", 0) / 1000,
+        }
+        phases = {}
+        for name in ("before", "pressure", "after"):
+            sel = [s for s in self.lines if self.phase(s["t"]) == name]
+            hits = sum(s["hits"] for s in sel)
+            misses = sum(s["misses"] for s in sel)
+            phases[name] = {
+                "seconds": len(sel),
+                "ops": sum(s["ops"] for s in sel),
+                "hit_rate_pct": pct(hits, hits + misses),
+                "errors": sum(s["errors"] for s in sel),
+                "verify_errors": sum(s["verify_errors"] for s in sel),
+                "p99_ms_median": (median([s["p99_us"] for s in sel]) or 0) / 1000 if sel else None,
+                "p99_ms_worst": max(s["p99_us"] for s in sel) / 1000 if sel else None,
+                "p50_ms_median": (median([s["p50_us"] for s in sel]) or 0) / 1000 if sel else None,
+            }
+        f["phases"] = phases
+        return f
+
+    # ---- per node: deltas of the host's samples over the measured run ----
+    def node_figures(self, i):
+        rows = self.samples[i]
+        meas = [r for r in rows if isinstance(r.get("t"), float) and r["t"] >= 0]
+        first = meas[0] if meas else (rows[0] if rows else {})
+        last = rows[-1] if rows else {}
+
+        def d(k):
+            return last.get(k, 0) - first.get(k, 0) if isinstance(last.get(k, 0), float) else None
+
+        def at_phase(k, name):
+            sel = [r for r in meas if self.phase(r["t"]) == name]
+            prev = [r for r in meas if r["t"] <= (self.p0 if name != "before" else 0)]
+            if name == "after":
+                prev = [r for r in meas if r["t"] <= self.p1]
+            start = prev[-1] if prev else first
+            return sel[-1].get(k, 0) - start.get(k, 0) if sel else None
+
+        cmd_get = d("cmd_get")
+        fetches = d("origin_fetches")
+        out = read_stats(os.path.join(self.runs, f"node{i}", "out", "stats-end.txt"))
+        fig = {
+            "node": f"node{i}",
+            "pressure": i == self.pnode,
+            "items_end": last.get("curr_items"),
+            "mb_end": (last.get("bytes") or 0) / 1e6,
+            "gets": cmd_get,
+            "sets": d("cmd_set"),
+            "memory_hit_rate_pct": (100.0 - pct(fetches, cmd_get)) if cmd_get else None,
+            "origin_fetches": fetches,
+            "purged_ranges": d("purged_ranges"),
+            "purged_objects": d("purged_objects"),
+            "rebuilds": d("rebuilds"),
+            "evictions": d("evictions"),
+            "verify_errors": last.get("verify_errors"),
+            "volatile_mb_end": (last.get("volatile_bytes") or 0) / 1e6,
+            "mode": out.get("mode", "-"),
+        }
+        for name in ("before", "pressure", "after"):
+            g = at_phase("cmd_get", name)
+            o = at_phase("origin_fetches", name)
+            fig[f"memory_hit_rate_{name}_pct"] = (100.0 - pct(o, g)) if g else None
+        # the proxy's view: requests sent to the node, errors, ejections
+        pf = [p for p in self.proxy if p.get("t", -1) >= 0]
+        if pf:
+            a = pf[0].get("fleet", {}).get(f"node{i}", {})
+            b = self.proxy[-1].get("fleet", {}).get(f"node{i}", {})
+            fig["proxy_requests"] = b.get("requests", 0) - a.get("requests", 0)
+            fig["proxy_timeouts"] = b.get("server_timedout", 0) - a.get("server_timedout", 0)
+            fig["proxy_errors"] = b.get("server_err", 0) - a.get("server_err", 0)
+            fig["ejected"] = bool(b.get("server_ejected_at", 0))
+        # the guest's own samples
+        gs = self.guest_samples(i)
+        if gs:
+            fig["min_mem_available_mb"] = min(r[1] for r in gs) / 1024
+            fig["max_volatile_mb"] = max(r[2] for r in gs) / 1024
+            fig["max_psi_some_avg10"] = max(r[3] for r in gs)
+        dm = os.path.join(self.runs, f"node{i}", "out", "dmesg.txt")
+        fig["oom_kills"] = (open(dm, errors="replace").read().count("Killed process")
+                            if os.path.exists(dm) else None)
+        return fig
+
+    def guest_events(self, i):
+        p = os.path.join(self.runs, f"node{i}", "out", "events.txt")
+        return open(p, errors="replace").read().splitlines() if os.path.exists(p) else []
+
+    def guest_samples(self, i):
+        """[(t, mem_available_kb, volatile_kb, psi, purged, rebuilds, bytes, stress)],
+        t on the host's time axis: the guest's uptime shifted so that its
+        "order: pressure" falls on PRESSURE_START."""
+        p = os.path.join(self.runs, f"node{i}", "out", "samples.txt")
+        if not os.path.exists(p):
+            return []
+        off = None
+        for e in self.guest_events(i):
+            if e.endswith("order: pressure"):
+                off = float(e.split()[0]) - self.p0
+        rows = []
+        for line in open(p):
+            if line.startswith("#"):
+                continue
+            try:
+                v = [float(x) for x in line.split()]
+            except ValueError:
+                continue
+            if len(v) == 8 and off is not None:
+                v[0] -= off
+                rows.append(v)
+        return rows
+
+    def near_figures(self):
+        out = os.path.join(self.runs, f"node{self.pnode}", "out")
+        p = os.path.join(out, "near-loadgen.json")
+        if not os.path.exists(p):
+            return None
+        j = json.load(open(p))
+        st = read_stats(os.path.join(out, "near-stats-end.txt"))
+        return {
+            "node": f"node{self.pnode}",
+            "ops": j.get("ops"), "hits": j.get("hits"), "misses": j.get("misses"),
+            "hit_rate_pct": pct(j.get("hits", 0), j.get("hits", 0) + j.get("misses", 0)),
+            "errors": j.get("errors"), "verify_errors": j.get("verify_errors"),
+            "p50_ms": j.get("p50_us", 0) / 1000, "p99_ms": j.get("p99_us", 0) / 1000,
+            "cache_gets": st.get("cmd_get"),
+            "fetched_from_fleet": st.get("origin_fetches"),
+            "refetched_after_purge": st.get("rebuilds"),
+            "purged_ranges": st.get("purged_ranges"), "purged_objects": st.get("purged_objects"),
+            "evictions": st.get("evictions"), "origin_errors": st.get("origin_errors"),
+            "daemon_verify_errors": st.get("verify_errors"),
+        }
+
+    # ---- plots --------------------------------------------------------------
+    def plots(self):
+        if not shutil.which("gnuplot"):
+            return []
+        made = []
+        d = self.dir
+        shade = (f"set object 1 rect from {self.p0},graph 0 to {self.p1},graph 1 "
+                 "fillcolor rgb '#f4d9d9' fillstyle solid 0.5 noborder behind\n")
+        head = ("set terminal svg size 760,320 dynamic font 'sans,11' background '#ffffff'\n"
+                "set grid\nset key outside right top\nset xlabel 'seconds of the measured run'\n")
+        # 1. latency through the proxy
+        with open(os.path.join(d, "latency.dat"), "w") as f:
+            for s in self.lines:
+                f.write(f"{s['t']} {s['p50_us'] / 1000} {s['p99_us'] / 1000} {s['ops_per_s']}\n")
+        # 2. per node, per sample: share of gets served from memory
+        with open(os.path.join(d, "nodes.dat"), "w") as f:
+            for i in self.nodes_list():
+                rows = [r for r in self.samples[i] if isinstance(r.get("t"), float) and r["t"] >= 0]
+                for a, b in zip(rows, rows[1:]):
+                    g = b.get("cmd_get", 0) - a.get("cmd_get", 0)
+                    o = b.get("origin_fetches", 0) - a.get("origin_fetches", 0)
+                    if g > 0:
+                        f.write(f"{b['t']} {100.0 - 100.0 * o / g} {b.get('purged_ranges', 0)} "
+                                f"{b.get('rebuilds', 0)}\n")
+                f.write("\n\n")
+        # 3. the guest under pressure: memory
+        gs = self.guest_samples(self.pnode)
+        with open(os.path.join(d, "guest.dat"), "w") as f:
+            for r in gs:
+                f.write(f"{r[0]} {r[1] / 1024} {r[2] / 1024} {r[6] / 1e6} {r[3]}\n")
+        nl = self.nodes_list()
+        scripts = {
+            "latency.svg": head + shade +
+            "set ylabel 'ms'\nset logscale y\n"
+            "set title 'Latency through the proxy, per second (shaded: stress-ng in node%d)'\n"
+            "plot 'latency.dat' using 1:3 with lines lw 2 title 'p99', "
+            "'' using 1:2 with lines title 'p50'\n" % self.pnode,
+            "nodes.svg": head + shade +
+            "set ylabel '%% of gets'\nset yrange [0:105]\n"
+            "set title 'Gets served from memory (not rebuilt from the origin), per node'\n"
+            "plot " + ", ".join(f"'nodes.dat' index {k} using 1:2 with lines lw 2 title 'node{i}'"
+                                for k, i in enumerate(nl)) + "\n",
+            "purges.svg": head + shade +
+            "set ylabel 'count'\n"
+            "set title 'Purged ranges and rebuilds, per node (cumulative)'\n"
+            "plot " + ", ".join(
+                f"'nodes.dat' index {k} using 1:3 with lines lw 2 title 'node{i} purged ranges', "
+                f"'' index {k} using 1:4 with lines dt 2 title 'node{i} rebuilds'"
+                for k, i in enumerate(nl)) + "\n",
+        }
+        if gs:
+            scripts["guest.svg"] = (
+                head + shade + "set ylabel 'MiB'\n"
+                f"set title 'node{self.pnode} (under pressure): memory'\n"
+                "plot 'guest.dat' using 1:2 with lines lw 2 title 'MemAvailable', "
+                "'' using 1:4 with lines lw 2 title 'cached bytes', "
+                "'' using 1:3 with lines title 'Volatile (meminfo)'\n")
+        for name, text in scripts.items():
+            gp = os.path.join(d, name.replace(".svg", ".gp"))
+            with open(gp, "w") as f:
+                f.write(f"set output '{name}'\n" + text)
+            r = subprocess.run(["gnuplot", os.path.basename(gp)], cwd=d,
+                               capture_output=True, text=True)
+            if r.returncode == 0 and os.path.exists(os.path.join(d, name)):
+                made.append(name)
+            else:
+                sys.stderr.write(f"report.py: gnuplot failed for {name}: {r.stderr[-300:]}\n")
+        return made
+
+
+def table(heads, rows):
+    return heads, rows
+
+
+def md_table(heads, rows):
+    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def html_table(heads, rows):
+    h = "".join(f"<th>{html.escape(x)}</th>" for x in heads)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+
+def text_table(heads, rows):
+    w = [max(len(str(x)) for x in col) for col in zip(heads, *rows)]
+    line = lambda r: "  ".join(str(c).rjust(w[k]) if k else str(c).ljust(w[k])
+                               for k, c in enumerate(r))
+    return "\n".join([line(heads)] + [line(r) for r in rows])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True)
+    a = ap.parse_args()
+    fl = Fleet(a.dir)
+    env = fl.env
+    ff = fl.fleet_figures()
+    nodes = [fl.node_figures(i) for i in fl.nodes_list()]
+    near = fl.near_figures()
+    plots = fl.plots()
+    summary = {"config": env, "fleet": ff, "nodes": nodes, "near_cache": near,
+               "plots": plots}
+    json.dump(summary, open(os.path.join(a.dir, "summary.json"), "w"), indent=1)
+
+    t_fleet = (["figure", "whole run", "before", f"node{fl.pnode} under pressure", "after"], [])
+    ph = ff["phases"]
+    for label, key, nd in [("seconds", "seconds", 0), ("ops", "ops", 0),
+                           ("hit rate %", "hit_rate_pct", 2),
+                           ("p50 ms (median of 1-s)", "p50_ms_median", 1),
+                           ("p99 ms (median of 1-s)", "p99_ms_median", 1),
+                           ("worst 1-s p99 ms", "p99_ms_worst", 1),
+                           ("errors", "errors", 0), ("verify errors", "verify_errors", 0)]:
+        whole = {"seconds": len(fl.lines), "ops": ff["ops"], "hit_rate_pct": ff["hit_rate_pct"],
+                 "p50_ms_median": ff["p50_ms"], "p99_ms_median": ff["p99_ms"],
+                 "p99_ms_worst": ff["max_ms"], "errors": ff["errors"],
+                 "verify_errors": ff["verify_errors"]}[key]
+        t_fleet[1].append([label, fmt(whole, nd)] + [fmt(ph[p][key], nd) for p in
+                                                      ("before", "pressure", "after")])
+    t_fleet[1][3][1] = fmt(ff["p50_ms"], 1) + " (whole-run p50)"
+    t_fleet[1][4][1] = fmt(ff["p99_ms"], 1) + " (whole-run p99)"
+    t_fleet[1][5][1] = fmt(ff["max_ms"], 1) + " (max)"
+
+    nh = ["node", "requests (proxy)", "gets", "from memory %", "before", "pressure", "after",
+          "purged ranges", "purged objects", "rebuilds", "evictions", "MB end",
+          "min MemAvailable MiB", "OOM kills", "proxy timeouts", "ejected", "verify errors"]
+    nr = []
+    for n in nodes:
+        nr.append([n["node"] + (" *" if n["pressure"] else ""), fmt(n.get("proxy_requests"), 0),
+                   fmt(n["gets"], 0), fmt(n["memory_hit_rate_pct"], 2),
+                   fmt(n["memory_hit_rate_before_pct"], 2), fmt(n["memory_hit_rate_pressure_pct"], 2),
+                   fmt(n["memory_hit_rate_after_pct"], 2),
+                   fmt(n["purged_ranges"], 0), fmt(n["purged_objects"], 0), fmt(n["rebuilds"], 0),
+                   fmt(n["evictions"], 0), fmt(n["mb_end"], 1),
+                   fmt(n.get("min_mem_available_mb"), 0), fmt(n.get("oom_kills"), 0),
+                   fmt(n.get("proxy_timeouts"), 0), "yes" if n.get("ejected") else "no",
+                   fmt(n["verify_errors"], 0)])
+    tot = lambda k: sum((n.get(k) or 0) for n in nodes)
+    g = tot("gets")
+    nr.append(["fleet", fmt(tot("proxy_requests"), 0), fmt(g, 0),
+               fmt(100.0 - pct(tot("origin_fetches"), g), 2) if g else "-", "", "", "",
+               fmt(tot("purged_ranges"), 0), fmt(tot("purged_objects"), 0),
+               fmt(tot("rebuilds"), 0), fmt(tot("evictions"), 0), fmt(tot("mb_end"), 1), "",
+               fmt(tot("oom_kills"), 0), fmt(tot("proxy_timeouts"), 0), "",
+               fmt(tot("verify_errors"), 0)])
+    nt = (nh, nr)
+
+    near_t = None
+    if near:
+        near_t = (["near cache (in " + near["node"] + ")", "value"], [
+            ["loadgen ops / hits / misses", f"{fmt(near['ops'], 0)} / {fmt(near['hits'], 0)} / {fmt(near['misses'], 0)}"],
+            ["hit rate %", fmt(near["hit_rate_pct"], 2)],
+            ["errors / verify errors", f"{fmt(near['errors'], 0)} / {fmt(near['verify_errors'], 0)}"],
+            ["p50 / p99 ms", f"{fmt(near['p50_ms'], 1)} / {fmt(near['p99_ms'], 1)}"],
+            ["values fetched from the fleet", fmt(near["fetched_from_fleet"], 0)],
+            ["of which refetched after a purge", fmt(near["refetched_after_purge"], 0)],
+            ["purged ranges / objects", f"{fmt(near['purged_ranges'], 0)} / {fmt(near['purged_objects'], 0)}"],
+            ["evictions", fmt(near["evictions"], 0)],
+            ["origin errors", fmt(near["origin_errors"], 0)],
+        ])
+
+    setup = (f"{env.get('NODES')} guests of {env.get('MEM_MB')} MiB ({env.get('KERNEL')}, one CPU each, "
+             f"TCG), cached -m {env.get('CACHE_MB')} in volatile mode with the gen origin "
+             f"({env.get('GEN')}), behind nutcracker (ketama, auto_eject_hosts, timeout "
+             f"{env.get('TIMEOUT_MS')} ms, retry {env.get('RETRY_MS')} ms, failure limit "
+             f"{env.get('FAILURES')}) on the host.  loadgen through the proxy: {env.get('KEYS')} "
+             f"keys, Zipf 0.99, {env.get('RATE')} ops/s open loop, 9:1 gets:sets, --verify, "
+             f"{env.get('DURATION')} s after a warm-up that set every key once "
+             f"({env.get('WARMUP_SECONDS')} s).  stress-ng in node{fl.pnode} from "
+             f"t={env.get('PRESSURE_START')} s for {env.get('PRESSURE_SECONDS')} s: "
+             f"{env.get('STRESS')}.")
+    if near:
+        setup += (f"  node{fl.pnode} also runs a near cache (-m {env.get('NEAR_MB')}, --origin "
+                  f"memcache: at the proxy) driven inside the guest at {env.get('NEAR_RATE')} "
+                  f"ops/s over the same {env.get('NEAR_KEYS')} keys (Zipf 0.99, its own seed).")
+    notes = ("\"from memory %\": gets a node answered without asking its origin "
+             "(1 - origin_fetches / cmd_get); the rest were misses or purged values "
+             "rebuilt from the gen origin, so every get through the proxy is a hit for the "
+             "client.  Before / pressure / after split the measured run at the stress-ng "
+             "window.  * marks the node under pressure.")
+
+    md = ["## Fleet: %d appliances behind twemproxy" % fl.nodes, "", setup, "",
+          md_table(*t_fleet), "", md_table(*nt), "", notes, ""]
+    if near_t:
+        md += [md_table(*near_t), ""]
+    for p in plots:
+        md += [f"![{p}]({p})", ""]
+    open(os.path.join(a.dir, "fleet.md"), "w").write("\n".join(md))
+
+    css = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+           "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+           "padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
+           "th{background:#f0f0f0}")
+    body = [f"<h2>Fleet: {fl.nodes} appliances behind twemproxy</h2>",
+            f"<p>{html.escape(setup)}</p>", html_table(*t_fleet), html_table(*nt),
+            f"<p>{html.escape(notes)}</p>"]
+    if near_t:
+        body.append(html_table(*near_t))
+    for p in plots:
+        svg = open(os.path.join(a.dir, p), errors="replace").read()
+        svg = svg[svg.find("<svg"):]
+        body.append(f"<div>{svg}</div>")
+    open(os.path.join(a.dir, "fleet.html"), "w").write(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Fleet</title>"
+        f"<style>{css}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+
+    txt = [text_table(*t_fleet), "", text_table(*nt)]
+    if near_t:
+        txt += ["", text_table(*near_t)]
+    open(os.path.join(a.dir, "summary.txt"), "w").write("\n".join(txt) + "\n")
+    print("\n".join(txt))
+
+
+if __name__ == "__main__":
+    main()
