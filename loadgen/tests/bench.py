@@ -14,6 +14,13 @@ The table shows each tool's median ops/s, the geometric mean (and median)
 of the per-round ratios loadgen/memcaslap,
 and each tool's median CPU time per 1000 requests (getrusage of the child:
 user + system).
+
+Two more measurements follow.  Head-to-head: both tools run at the same
+time against the same memcached, so both see the same background load;
+memcached is then the bottleneck and should serve both about equally, and
+the CPU each tool spent per 1000 requests is compared under identical
+conditions.  Headroom: loadgen alone with --pipeline 8 shows how far it
+can go beyond the request rate of the comparison.
 """
 import json
 import math
@@ -31,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LOADGEN = os.path.join(HERE, "..", "loadgen")
 SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "8"))   # even: order balanced
+HEAD_ROUNDS = int(os.environ.get("BENCH_HEAD_ROUNDS", "3"))
 CONNS = int(os.environ.get("BENCH_CONNS", "32"))   # per thread
 THREADS = 2
 KEYS = 100000
@@ -83,6 +91,7 @@ def main():
         mc.wait()
     server = "127.0.0.1:%d" % port
     res = {"loadgen": [], "memcaslap": []}
+    head = {"loadgen": [], "memcaslap": []}
     ratios = []
     try:
         subprocess.run([LOADGEN, "-s", server, "-k", str(KEYS), "--key-prefix", PREFIX,
@@ -117,6 +126,37 @@ def main():
             print("round %d: loadgen %.0f ops/s, memcaslap %.0f ops/s, ratio %.3f"
                   % (r + 1, res["loadgen"][-1][0], res["memcaslap"][-1][0], ratios[-1]),
                   file=sys.stderr, flush=True)
+        for r in range(HEAD_ROUNDS):
+            time.sleep(1)
+            jf = os.path.join(tmp, "h2h.json")
+            lg = subprocess.Popen([LOADGEN, "-s", server, "-t", str(THREADS), "-c", str(CONNS),
+                                   "-d", str(SECONDS), "-k", str(KEYS), "--key-prefix", PREFIX,
+                                   "--get-ratio", "0.9", "--gen", "size=100", "-q",
+                                   "--json", jf])
+            ms = subprocess.Popen(["memcaslap", "-s", server, "-T", str(THREADS),
+                                   "-c", str(THREADS * CONNS), "-t", "%ds" % SECONDS,
+                                   "-F", cfgfile], stdout=subprocess.PIPE, text=True)
+            out = ms.stdout.read()
+            cpu = {}
+            for _ in range(2):
+                pid, _st, ru = os.wait4(-1, 0)
+                cpu[pid] = ru.ru_utime + ru.ru_stime
+            j = json.load(open(jf))
+            m = re.search(r"Ops: (\d+) TPS: (\d+)", out)
+            head["loadgen"].append((j["ops_per_s"], cpu[lg.pid] * 1e6 / max(j["ops"], 1)))
+            head["memcaslap"].append((float(m.group(2)),
+                                      cpu[ms.pid] * 1e6 / max(int(m.group(1)), 1)))
+            print("head-to-head %d: loadgen %.0f ops/s, memcaslap %.0f ops/s"
+                  % (r + 1, head["loadgen"][-1][0], head["memcaslap"][-1][0]),
+                  file=sys.stderr, flush=True)
+        time.sleep(1)
+        jf = os.path.join(tmp, "pipe.json")
+        out, cpu = run_child([LOADGEN, "-s", server, "-t", str(THREADS), "-c", str(CONNS),
+                              "-p", "8", "-d", str(SECONDS), "-k", str(KEYS),
+                              "--key-prefix", PREFIX, "--get-ratio", "0.9",
+                              "--gen", "size=100", "-q", "--json", jf])
+        j = json.load(open(jf))
+        piped = (j["ops_per_s"], cpu * 1e6 / max(j["ops"], 1))
     finally:
         mc.kill()
         mc.wait()
@@ -134,6 +174,16 @@ def main():
     print("ratio loadgen/memcaslap: %.3f (geometric mean of %d per-round ratios;"
           " median %.3f, range %.3f-%.3f)"
           % (gmean, len(ratios), statistics.median(ratios), min(ratios), max(ratios)))
+    if head["loadgen"]:
+        hl = statistics.median(x[0] for x in head["loadgen"])
+        hm = statistics.median(x[0] for x in head["memcaslap"])
+        print("head-to-head (both at once, %d rounds, medians): loadgen %.0f ops/s at %.3f"
+              " CPU ms/1000, memcaslap %.0f ops/s at %.3f CPU ms/1000, ratio %.3f"
+              % (len(head["loadgen"]), hl,
+                 statistics.median(x[1] for x in head["loadgen"]), hm,
+                 statistics.median(x[1] for x in head["memcaslap"]), hl / hm if hm else 0))
+    print("headroom: loadgen --pipeline 8 alone: %.0f ops/s at %.3f CPU ms/1000"
+          % piped)
     return 0
 
 
