@@ -86,8 +86,23 @@ if [ -n "$HOST_CHECK" ]; then
 	skip "drop_caches purge (host check)"
 else
 	pur0=$(vmstat_purged)
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
+	# in the background with a deadline: a hung drop_caches must not hang
+	# the whole test, and its kernel stack tells why
+	(echo 3 >/proc/sys/vm/drop_caches) &
+	dpid=$!
+	i=0
+	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 "$dpid" 2>/dev/null; then
+		echo "# drop_caches still running after ${i}s; its kernel stack:"
+		sed 's/^/#   /' "/proc/$dpid/stack" 2>/dev/null
+		grep -i volatile /proc/meminfo /proc/vmstat 2>/dev/null | sed 's/^/#   /'
+		kill -9 "$dpid" 2>/dev/null
+	else
+		echo "# drop_caches took ${i}s"
+	fi
 	sleep 1
 	vol2=$(meminfo_volatile)
 	pur1=$(vmstat_purged)
