@@ -133,6 +133,7 @@ else
 	wait "$STRESS"
 fi
 check "daemon lives" alive
+echo "# after pressure: purged_ranges=$(mstat purged_ranges) rebuilds=$(mstat rebuilds) evictions=$(mstat evictions) Volatile=$(meminfo_volatile) kB"
 check "every value correct after pressure" verify_all "after pressure"
 oom_after=$(oom_kills)
 check "no OOM kill" [ "$oom_after" -le "$oom_before" ]
