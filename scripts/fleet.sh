@@ -72,7 +72,10 @@ LOG=$BUILD/logs/fleet-build.log
 make -C "$ROOT/cached" cached tests/mcclient >"$LOG" 2>&1 || die "cannot build cached" "$LOG"
 make -C "$ROOT/loadgen" loadgen >>"$LOG" 2>&1 || die "cannot build loadgen" "$LOG"
 
-rm -rf "$out"
+mkdir -p "$out"
+# only what an earlier run of this script wrote there
+rm -rf "$out/runs" "$out"/{fleet.md,fleet.html,summary.json,summary.txt,nodes.txt,nutcracker.yml} \
+	"$out"/*.svg "$out"/*.gp "$out"/*.dat
 mkdir -p "$out/runs"
 out=$(cd "$out" && pwd)
 RUNS=$out/runs
@@ -82,14 +85,33 @@ PROXY=${PORTS[$nodes]} SPORT=${PORTS[$((nodes + 1))]}
 PIDS=()
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do
+		# a guest: qemu-run.sh's child is timeout(1), which runs QEMU in
+		# its own process group and passes the signal on
+		pkill -TERM -P "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say "fleet: $nodes guests of $mem MiB (cached -m $CACHE_MB), proxy on 127.0.0.1:$PROXY, node$pnode under pressure"
+# boot_node I: start guest I in the background; its runner's pid in GUEST_PIDS.
+# no_timer_check: on a busy host a TCG guest can fail the kernel's IO-APIC
+# timer check at boot and panic; the check is for broken hardware.
 GUEST_PIDS=()
+boot_node() {
+	local i=$1 port=${PORTS[$(($1 - 1))]} try=${2:-1} dir=$RUNS/node$1
+	[ "$try" = 1 ] || { rm -rf "$dir.try$try"; mv "$dir" "$dir.try$((try - 1))"; }
+	"$ROOT/scripts/qemu-run.sh" --quiet --kernel "$kernel" --image "$image" \
+		--mem "$mem" --cpus 1 --timeout $((duration + 1200)) --hostfwd "$port:11211" \
+		--append no_timer_check --run-dir "$dir" --script "$ROOT/image/guest/fleet-node.sh" \
+		--file "$RUNS/env$i/node.env" >"$RUNS/node$i.log" 2>&1 &
+	GUEST_PIDS[i - 1]=$!
+	PIDS+=($!)
+}
+
 for i in $(seq 1 "$nodes"); do
 	port=${PORTS[$((i - 1))]}
 	mkdir -p "$RUNS/env$i"
@@ -101,26 +123,31 @@ for i in $(seq 1 "$nodes"); do
 		echo "GEN=$GEN"
 		echo "PRESSURE=$([ "$i" = "$pnode" ] && echo 1 || echo 0)"
 		echo "STRESS=\"$STRESS\""
-		echo "STRESS_SECONDS=$P_LEN"
+		echo "STRESS_SECONDS=$((P_LEN * 3))"
 		if [ "$i" = "$pnode" ] && [ "$near" = 1 ]; then
 			echo "NEAR_ORIGIN=10.0.2.2:$PROXY"
 		fi
 		echo "NEAR_MB=$NEAR_MB NEAR_RATE=$NEAR_RATE NEAR_KEYS=$keys"
 		echo "MAX_SECONDS=$((duration + 900))"
 	} >"$RUNS/env$i/node.env"
-	"$ROOT/scripts/qemu-run.sh" --quiet --kernel "$kernel" --image "$image" \
-		--mem "$mem" --cpus 1 --timeout $((duration + 1200)) --hostfwd "$port:11211" \
-		--run-dir "$RUNS/node$i" --script "$ROOT/image/guest/fleet-node.sh" \
-		--file "$RUNS/env$i/node.env" >"$RUNS/node$i.log" 2>&1 &
-	GUEST_PIDS+=($!)
-	PIDS+=($!)
+	boot_node "$i"
 	echo "node$i 127.0.0.1:$port" >>"$out/nodes.txt"
 done
 
+# Wait for every node's "version"; a guest that ended before answering (a
+# boot failure) is booted again, twice at most.
 for i in $(seq 1 "$nodes"); do
-	port=${PORTS[$((i - 1))]}
-	fleet_wait 127.0.0.1 "$port" 600 ||
-		die "node$i does not answer on 127.0.0.1:$port" "$RUNS/node$i/console.log"
+	port=${PORTS[$((i - 1))]} try=1 end=$((SECONDS + 600))
+	until fleet_ping 127.0.0.1 "$port"; do
+		if ! kill -0 "${GUEST_PIDS[$((i - 1))]}" 2>/dev/null; then
+			[ "$try" -lt 3 ] || die "node$i did not boot ($try tries)" "$RUNS/node$i/console.log"
+			say "node$i ended before answering ($(grep -m1 -ao 'Kernel panic.*' "$RUNS/node$i/console.log" || echo "see its console.log")); booting it again"
+			try=$((try + 1))
+			boot_node "$i" "$try"
+		fi
+		[ $SECONDS -lt "$end" ] || die "node$i does not answer on 127.0.0.1:$port" "$RUNS/node$i/console.log"
+		sleep 1
+	done
 	say "node$i answers on 127.0.0.1:$port"
 done
 
@@ -189,6 +216,13 @@ while kill -0 "$LG" 2>/dev/null; do
 		say "t=${n}s: stress-ng in node$pnode for ${P_LEN}s"
 		pressure_sent=1
 	fi
+	if [ "$pressure_sent" = 1 ] && [ "$n" -ge $((P_START + P_LEN)) ]; then
+		# every guest notes the moment; node$pnode stops stress-ng
+		for i in $(seq 1 "$nodes"); do order calm "$i"; done
+		echo "$n calm" >>"$RUNS/events.txt"
+		say "t=${n}s: stress-ng in node$pnode stopped"
+		pressure_sent=2
+	fi
 	if [ $((SECONDS - last_sample)) -ge 2 ]; then
 		sample "$t"
 		last_sample=$SECONDS
@@ -206,11 +240,11 @@ print("[%s] t=%.0fs %.0f ops/s, hits %d misses %d, errors %d, verify_errors %d, 
 done
 lg_rc=0
 wait "$LG" || lg_rc=$?
-echo "$((P_START + P_LEN)) pressure-end" >>"$RUNS/events.txt"
 sample "$(grep -c '^{' "$RUNS/loadgen.lines" || true)"
 say "loadgen through the proxy exited with status $lg_rc"
 grep -h 'warmup:' "$RUNS/loadgen.err" | sed 's/^/  /' || true
 
+echo "$(grep -c '^{' "$RUNS/loadgen.lines" || true) stop" >>"$RUNS/events.txt"
 # shellcheck disable=SC2046 # numbers
 order stop $(seq 1 "$nodes")
 for i in $(seq 1 "$nodes"); do

@@ -137,9 +137,13 @@ print(n)' "$TMP/killed.lines" 2>/dev/null || echo x)
 result node-down-every-second-serves $? "$bad intervals without hits"
 echo "  # node down: $ops ops, $errs errors (requests caught by a retry), $(json "$TMP/killed.json" 'j["misses"]') misses, 0 wrong bytes"
 
-sleep 0.6   # the proxy's statistics are aggregated every 500 ms
-ejects=$(fleet_proxy_field "$SPORT" fleet.server_ejects 2>/dev/null || echo 0)
-ejected_at=$(fleet_proxy_field "$SPORT" fleet.node2.server_ejected_at 2>/dev/null || echo 0)
+# the proxy's statistics are aggregated every 500 ms: poll up to 5 s
+for _ in $(seq 10); do
+	ejects=$(fleet_proxy_field "$SPORT" fleet.server_ejects 2>/dev/null || echo 0)
+	ejected_at=$(fleet_proxy_field "$SPORT" fleet.node2.server_ejected_at 2>/dev/null || echo 0)
+	[ "$ejects" -gt 0 ] && [ "$ejected_at" -gt 0 ] && break
+	sleep 0.5
+done
 [ "$ejects" -gt 0 ] && [ "$ejected_at" -gt 0 ]
 result proxy-ejects-node $? "server_ejects $ejects, node2 server_ejected_at $ejected_at"
 

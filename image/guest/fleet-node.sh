@@ -3,8 +3,9 @@
 #
 # Runs cached on 0.0.0.0:11211 (the host reaches it through its forwarded
 # port), then waits for the host's orders in the key "fleet:ctl" of that
-# same cache: "pressure" starts stress-ng beside the daemon (only on the
-# node whose parameters allow it), "stop" ends the job.  With NEAR_ORIGIN set
+# same cache: "go" starts the near cache, "pressure" starts stress-ng
+# beside the daemon (only on the node whose parameters allow it), "calm"
+# stops stress-ng, "stop" ends the job.  With NEAR_ORIGIN set
 # it also runs a near cache on 127.0.0.1:11212 whose origin is the fleet's
 # proxy (cached --origin memcache:NEAR_ORIGIN) and drives it with loadgen
 # over the fleet's own keys: what the near cache lacks or lost comes from
@@ -15,7 +16,8 @@
 #   CACHE_MB       cached -m;  THREADS  cached -t;  IDLE  cached --idle
 #   GEN            the gen origin's options (the same as loadgen's --gen)
 #   PRESSURE       1: this node runs stress-ng when told "pressure"
-#   STRESS         stress-ng's arguments;  STRESS_SECONDS  how long
+#   STRESS         stress-ng's arguments;  STRESS_SECONDS  its --timeout,
+#                  a bound: the host's "calm" normally ends it
 #   NEAR_ORIGIN    HOST:PORT of the proxy as seen from the guest, or empty
 #   NEAR_MB, NEAR_RATE, NEAR_KEYS   the near cache's size and its load
 #   MAX_SECONDS    the job ends by itself after this long
@@ -83,7 +85,7 @@ echo "# uptime_s mem_available_kb volatile_kb psi_some_avg10 purged_ranges rebui
 while :; do
 	ctl=$(mc_get fleet:ctl)
 	case $ctl in
-	go | pressure | stop) ;;
+	go | pressure | calm | stop) ;;
 	*) ctl=$state ;;
 	esac
 	if [ "$ctl" != "$state" ]; then
@@ -105,6 +107,12 @@ while :; do
 				stressing=1
 				event "stress-ng $STRESS --timeout ${STRESS_SECONDS}s started"
 			fi
+			;;
+		calm)
+			# the host's clock ends the pressure: a TCG guest's clock
+			# can lag behind it on a busy host
+			# (stress-ng ends its workers on SIGTERM)
+			[ "$stressing" = 1 ] && kill "$STRESS_PID" 2>/dev/null
 			;;
 		esac
 		state=$ctl

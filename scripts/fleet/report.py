@@ -100,6 +100,12 @@ class Fleet:
         self.samples = {i: read_jsonl(os.path.join(self.runs, f"node{i}-samples.jsonl"))
                         for i in self.nodes_list()}
         self.proxy = read_jsonl(os.path.join(self.runs, "proxy-samples.jsonl"))
+        # The pressure phase: from the order to the end of stress-ng as the
+        # guest saw it (stress-ng's --timeout runs on the guest's clock).
+        self.p0_order = self.p0
+        w = self.stress_window()
+        if w:
+            self.p1 = max(w[1], self.p0)
 
     def nodes_list(self):
         return list(range(1, self.nodes + 1))
@@ -207,17 +213,52 @@ class Fleet:
         p = os.path.join(self.runs, f"node{i}", "out", "events.txt")
         return open(p, errors="replace").read().splitlines() if os.path.exists(p) else []
 
+    def guest_clock(self, i):
+        """A function from guest uptime to the host's time axis, or None:
+        linear, with the guest's "order: pressure" at PRESSURE_START and its
+        "order: stop" at the host's stop time (a TCG guest's clock can lag
+        on a busy host)."""
+        up = {}
+        for e in self.guest_events(i):
+            for order in ("pressure", "stop"):
+                if e.endswith("order: " + order):
+                    up[order] = float(e.split()[0])
+        host_stop = None
+        ev = os.path.join(self.runs, "events.txt")
+        if os.path.exists(ev):
+            for line in open(ev):
+                w = line.split()
+                if len(w) == 2 and w[1] == "stop":
+                    host_stop = float(w[0])
+        if "pressure" not in up:
+            return None
+        scale = 1.0
+        if "stop" in up and host_stop and up["stop"] > up["pressure"]:
+            scale = (host_stop - self.p0_order) / (up["stop"] - up["pressure"])
+        return lambda u: self.p0_order + (u - up["pressure"]) * scale
+
+    def stress_window(self):
+        """(start, end) of stress-ng in the pressured guest on the host's
+        time axis, from the guest's events; None when unknown."""
+        clock = self.guest_clock(self.pnode)
+        start = end = None
+        for e in self.guest_events(self.pnode):
+            w = e.split()
+            if "stress-ng" in e and e.endswith("started"):
+                start = float(w[0])
+            elif "stress-ng ended" in e:
+                end = float(w[0])
+        if clock and start is not None and end is not None:
+            return clock(start), clock(end)
+        return None
+
     def guest_samples(self, i):
         """[(t, mem_available_kb, volatile_kb, psi, purged, rebuilds, bytes, stress)],
-        t on the host's time axis: the guest's uptime shifted so that its
-        "order: pressure" falls on PRESSURE_START."""
+        t on the host's time axis (guest_clock)."""
         p = os.path.join(self.runs, f"node{i}", "out", "samples.txt")
-        if not os.path.exists(p):
+        clock = self.guest_clock(i)
+        if not os.path.exists(p) or not clock:
             return []
-        off = None
-        for e in self.guest_events(i):
-            if e.endswith("order: pressure"):
-                off = float(e.split()[0]) - self.p0
         rows = []
         for line in open(p):
             if line.startswith("#"):
@@ -226,8 +267,8 @@ class Fleet:
                 v = [float(x) for x in line.split()]
             except ValueError:
                 continue
-            if len(v) == 8 and off is not None:
-                v[0] -= off
+            if len(v) == 8:
+                v[0] = clock(v[0])
                 rows.append(v)
         return rows
 
@@ -290,7 +331,7 @@ class Fleet:
             "plot 'latency.dat' using 1:3 with lines lw 2 title 'p99', "
             "'' using 1:2 with lines title 'p50'\n" % self.pnode,
             "nodes.svg": head + shade +
-            "set ylabel '%% of gets'\nset yrange [0:105]\n"
+            "set ylabel 'percent of gets'\nset yrange [0:105]\n"
             "set title 'Gets served from memory (not rebuilt from the origin), per node'\n"
             "plot " + ", ".join(f"'nodes.dat' index {k} using 1:2 with lines lw 2 title 'node{i}'"
                                 for k, i in enumerate(nl)) + "\n",
