@@ -51,8 +51,16 @@ if [ "$report_only" = 0 ]; then
 	rm -rf "$out/runs"
 	mkdir -p "$out/runs"
 	cp "$scenario" "$out/runs/scenario.conf"
+	# Every guest boots the same kernel and image, even if build/ is rebuilt
+	# while the experiment runs: they are copied first.
+	cp "$kernel" "$out/runs/bzImage"
+	[ -f "$kernel.config" ] && cp "$kernel.config" "$out/runs/bzImage.config"
+	cp --sparse=always "$image" "$out/runs/rootfs.img"
+	kernel_src=$kernel image_src=$image
+	kernel=$out/runs/bzImage image=$out/runs/rootfs.img
 	{
-		echo "kernel_path=${kernel#"$ROOT"/}"
+		echo "kernel_path=${kernel_src#"$ROOT"/}"
+		echo "image_path=${image_src#"$ROOT"/}"
 		echo "kernel_sha256=$(sha256sum "$kernel" | cut -c1-16)"
 		if [ -f "$kernel.config" ]; then
 			echo "kernel_config_sha256=$(sha256sum "$kernel.config" | cut -c1-16)"
@@ -122,6 +130,7 @@ if [ "$report_only" = 0 ]; then
 		done
 	done
 	[ "$failed" -eq 0 ] || say "$failed guest(s) failed; they are left out of the report"
+	rm -f "$out/runs/rootfs.img"
 fi
 
 say "writing the report"
