@@ -102,7 +102,8 @@ def main():
     results = {}
     for r in range(ROUNDS):
         for size in SIZES:
-            for name, start in SERVERS:
+            # alternate the order so neither server always runs first
+            for name, start in (SERVERS if r % 2 == 0 else SERVERS[::-1]):
                 proc, port = start()
                 try:
                     results.setdefault((name, size), []).append(runner(proc, port, size))
@@ -110,6 +111,7 @@ def main():
                 finally:
                     util.stop(proc)
                 results.setdefault(("mode", name), mode)
+    print("ratio = median over rounds of ops/s divided by memcached's in the same round")
     print("cached vs memcached: -t 2, -m 256, %d keys, 90%% get / 10%% set, %s, %gs x %d rounds (median)"
           % (KEYS, tool, SECONDS, ROUNDS))
     print("load average before the run: %s" % open("/proc/loadavg").read().split()[0])
@@ -124,11 +126,15 @@ def main():
             p50 = statistics.median(x[1] for x in xs)
             p99 = statistics.median(x[2] for x in xs)
             cpu = statistics.median(x[3] for x in xs)
+            # ratio: median over rounds of this server / memcached in the
+            # same round, which shares the background load best
+            ratio = statistics.median(a[0] / b[0] for a, b in zip(xs, results[("memcached 1.6", size)]))
             print("%-16s %-6s %12.0f %7.2fx %9.1f %9.1f %11.2f  %s" % (
-                name, "%dB" % size if size < 1024 else "%dKiB" % (size // 1024), ops, ops / base, p50, p99,
+                name, "%dB" % size if size < 1024 else "%dKiB" % (size // 1024), ops, ratio, p50, p99,
                 cpu, results[("mode", name)]))
-        vol = statistics.median(x[0] for x in results[("cached volatile", size)])
-        print("%-16s %-6s volatile/pinned %.2fx" % ("", "", vol / pinned))
+        vol = statistics.median(a[0] / b[0] for a, b in zip(results[("cached volatile", size)],
+                                                             results[("cached pinned", size)]))
+        print("%-16s %-6s volatile/pinned %.2fx (median of per-round ratios)" % ("", "", vol))
     rows, n, size = overheads()
     print("memory per object (%d objects of %d bytes):" % (n, size))
     for name, text in rows:
