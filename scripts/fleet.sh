@@ -172,25 +172,19 @@ order() {	# order WORD NODE...: the guests' orders, through their own cache
 # shellcheck disable=SC2046 # numbers
 order go $(seq 1 "$nodes")
 
-# sample T: every node's stats and the proxy's, one line each, at time T
-# (seconds of the measured run; negative during the warm-up).
+# sample T: every node's stats and the proxy's, at time T (seconds of the
+# measured run; negative during the warm-up).  Plain appends, no parsing
+# here: the loop must stay cheap on a busy host.  Per node: "t T" and the
+# "STAT name value" lines; the proxy: one line "T JSON".
 sample() {
 	local t=$1 i
 	for i in $(seq 1 "$nodes"); do
-		{ printf 't %s\n' "$t"; fleet_stats 127.0.0.1 "${PORTS[$((i - 1))]}" 2>/dev/null; } |
-			python3 -c '
-import json, sys
-d = {}
-for line in sys.stdin:
-    p = line.split()
-    if len(p) == 2:
-        d[p[0]] = float(p[1]) if p[1].replace(".", "", 1).isdigit() else p[1]
-print(json.dumps(d))' >>"$RUNS/node$i-samples.jsonl" || true
+		{ echo "t $t"; "$MCCLIENT" -H 127.0.0.1 -p "${PORTS[$((i - 1))]}" stats 2>/dev/null; } \
+			>>"$RUNS/node$i-samples.txt" || true
 	done
-	fleet_proxy_stats "$SPORT" 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin); d["t"] = float(sys.argv[1]); print(json.dumps(d))' "$t" \
-		>>"$RUNS/proxy-samples.jsonl" || true
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	{ printf '%s ' "$t"; timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && tr -d "\n" <&3' "$SPORT"; echo; } \
+		>>"$RUNS/proxy-samples.txt" 2>/dev/null || true
 }
 
 say "warm-up: every one of $keys keys set once through the proxy, then ${duration}s at $rate ops/s (Zipf 0.99)"
@@ -213,7 +207,7 @@ while kill -0 "$LG" 2>/dev/null; do
 		order pressure "$pnode"
 		for i in $(seq 1 "$nodes"); do [ "$i" = "$pnode" ] || order pressure "$i"; done
 		echo "$n pressure" >>"$RUNS/events.txt"
-		say "t=${n}s: stress-ng in node$pnode for ${P_LEN}s"
+		say "t=${n}s: stress-ng started in node$pnode"
 		pressure_sent=1
 	fi
 	if [ "$pressure_sent" = 1 ] && [ "$n" -ge $((P_START + P_LEN)) ]; then

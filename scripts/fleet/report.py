@@ -62,6 +62,37 @@ def read_stats(path):
     return d
 
 
+def read_node_samples(path):
+    """fleet.sh's node samples: "t T" then "STAT name value" lines, per sample."""
+    rows = []
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            p = line.split()
+            if len(p) == 2 and p[0] == "t":
+                rows.append({"t": float(p[1])})
+            elif len(p) == 3 and p[0] == "STAT" and rows:
+                try:
+                    rows[-1][p[1]] = float(p[2])
+                except ValueError:
+                    rows[-1][p[1]] = p[2]
+    return [r for r in rows if len(r) > 1]
+
+
+def read_proxy_samples(path):
+    """fleet.sh's proxy samples: "T JSON" lines."""
+    rows = []
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            t, _, js = line.partition(" ")
+            try:
+                d = json.loads(js)
+                d["t"] = float(t)
+                rows.append(d)
+            except ValueError:
+                pass
+    return rows
+
+
 def pct(a, b):
     return 100.0 * a / b if b else None
 
@@ -97,9 +128,18 @@ class Fleet:
             self.lg = json.load(open(p))
             self.lg.pop("histogram", None)
         self.lines = read_jsonl(os.path.join(self.runs, "loadgen.lines"))
-        self.samples = {i: read_jsonl(os.path.join(self.runs, f"node{i}-samples.jsonl"))
+        self.samples = {i: read_node_samples(os.path.join(self.runs, f"node{i}-samples.txt"))
                         for i in self.nodes_list()}
-        self.proxy = read_jsonl(os.path.join(self.runs, "proxy-samples.jsonl"))
+        self.proxy = read_proxy_samples(os.path.join(self.runs, "proxy-samples.txt"))
+        # the moments the orders were sent, as the host logged them
+        ev = os.path.join(self.runs, "events.txt")
+        if os.path.exists(ev):
+            for line in open(ev):
+                w = line.split()
+                if len(w) == 2 and w[1] == "pressure":
+                    self.p0 = float(w[0])
+                elif len(w) == 2 and w[1] == "calm":
+                    self.p1 = float(w[0])
         # The pressure phase: from the order to the end of stress-ng as the
         # guest saw it (stress-ng's --timeout runs on the guest's clock).
         self.p0_order = self.p0
@@ -465,7 +505,7 @@ def main():
              f"keys, Zipf 0.99, {env.get('RATE')} ops/s open loop, 9:1 gets:sets, --verify, "
              f"{env.get('DURATION')} s after a warm-up that set every key once "
              f"({env.get('WARMUP_SECONDS')} s).  stress-ng in node{fl.pnode} from "
-             f"t={env.get('PRESSURE_START')} s for {env.get('PRESSURE_SECONDS')} s: "
+             f"t={fl.p0:.0f} s to t={fl.p1:.0f} s of the measured run: "
              f"{env.get('STRESS')}.")
     if near:
         setup += (f"  node{fl.pnode} also runs a near cache (-m {env.get('NEAR_MB')}, --origin "
