@@ -78,9 +78,10 @@ if [ "$report_only" = 0 ]; then
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	} >"$out/runs/host.env"
 
-	# The watchdog: the phases, plus a fill at a few thousand sets a second
-	# under TCG, plus boot and slack.
-	budget=$((WARMUP_S + STEADY_S + PRESSURE_S + RECOVERY_S + 30 + 30 + KEYS / 500 + 120))
+	# The watchdog: the phases, stress-ng's wind-down (up to 30 s), a fill
+	# at a few hundred sets a second, boot; three times that, because a busy
+	# host can slow a TCG guest down that much.
+	budget=$((3 * (WARMUP_S + STEADY_S + PRESSURE_S + RECOVERY_S + 30 + KEYS / 500 + 30) + 120))
 	n=$(($(wc -w <<<"$MODES") * runs))
 	say "scenario $NAME: $DESCRIPTION"
 	say "$runs run(s) x modes ($MODES): $n guests of ${MEM_MB} MiB, about $((WARMUP_S + STEADY_S + PRESSURE_S + RECOVERY_S + 30)) s each"

@@ -536,8 +536,11 @@ plot %s
         n = {m: len(self.by_mode[m]) for m in self.modes}
         killed = [m for m in self.modes if ooms[m]]
         clean = [m for m in self.modes if ooms[m] == 0]
-        lines.append("A %s MiB guest without swap ran a %s MiB cache under %s ops/s of Zipf load while stress-ng took %s MiB "
-                     "(%d run(s) per mode)." % (s.get("MEM_MB"), s.get("CACHE_MB"), s.get("RATE"), s.get("STRESS_MB"), min(n.values()) if n else 0))
+        counts = sorted(set(n.values()))
+        runs_text = ("%d run(s) per mode" % counts[0]) if len(counts) == 1 else \
+            "runs per mode: " + ", ".join("%s %d" % (m, n[m]) for m in self.modes)
+        lines.append("A %s MiB guest without swap ran a %s MiB cache under %s requests/s of Zipf load while stress-ng asked for %s MiB "
+                     "(%s)." % (s.get("MEM_MB"), s.get("CACHE_MB"), s.get("RATE"), s.get("STRESS_MB"), runs_text))
         if killed:
             lines.append("**OOM kills** (mean per run): " + ", ".join("%s %s" % (m, fmt(ooms[m], "n")) for m in killed) +
                          "; none in " + (", ".join(clean) if clean else "no mode") + ".")
@@ -570,6 +573,12 @@ plot %s
                 continue
             if hr[m] is not None and hr[v] is not None and hr[m] > hr[v] + 0.005:
                 loses.append("its hit rate is lower than %s's (%s vs %s)" % (m, fmt(hr[v], "hit_rate"), fmt(hr[m], "hit_rate")))
+            p50m, p50v = self.get(m, "p50_us"), self.get(v, "p50_us")
+            if p50m is not None and p50v is not None and p50m < p50v * 0.9:
+                loses.append("its p50 is higher than %s's (%s vs %s)" % (m, fmt(p50v, "p50_us"), fmt(p50m, "p50_us")))
+            hrr = self.get(m, "hit_rate_recovery", True), self.get(v, "hit_rate_recovery", True)
+            if None not in hrr and hrr[0] > hrr[1] + 0.005:
+                loses.append("after the pressure its hit rate is lower than %s's (recovery %s vs %s)" % (m, fmt(hrr[1], "hit_rate"), fmt(hrr[0], "hit_rate")))
             if p99[m] is not None and p99[v] is not None and p99[m] < p99[v] * 0.9:
                 loses.append("its p99 is higher than %s's (%s vs %s)" % (m, fmt(p99[v], "p99_us"), fmt(p99[m], "p99_us")))
             if bogo[m] is not None and bogo[v] is not None and bogo[m] > bogo[v] * 1.1:
