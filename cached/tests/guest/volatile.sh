@@ -87,7 +87,9 @@ if [ -n "$HOST_CHECK" ]; then
 else
 	pur0=$(vmstat_purged)
 	# in the background with a deadline: a hung drop_caches must not hang
-	# the whole test, and its kernel stack tells why
+	# the whole test, and its kernel stack tells why.  No sync first: in an
+	# earlier run of this test a sync before it blocked for minutes, while
+	# drop_caches alone returns in about a second.
 	(echo 3 >/proc/sys/vm/drop_caches) &
 	dpid=$!
 	i=0
