@@ -40,7 +40,7 @@ esac
 
 grep -E '^(volatile_purged|oom_kill|pswpout)' /proc/vmstat >"$OUT/vmstat-before.txt"
 {
-	"$BIN/volatile_stress" -t "$SECONDS_TO_RUN" 2>&1
+	timeout $((SECONDS_TO_RUN + 300)) "$BIN/volatile_stress" -t "$SECONDS_TO_RUN" 2>&1
 	echo $? >"$OUT/volatile_stress.rc"
 } | tee "$OUT/stress.txt" | sed 's/^/volatile_stress| /'
 rc=$(cat "$OUT/volatile_stress.rc" 2>/dev/null || echo 125)
