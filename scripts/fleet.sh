@@ -185,6 +185,8 @@ sample() {
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	{ printf '%s ' "$t"; timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && tr -d "\n" <&3' "$SPORT"; echo; } \
 		>>"$RUNS/proxy-samples.txt" 2>/dev/null || true
+	# the host's load: the guests share its CPUs with everything else
+	echo "$t $(cut -d' ' -f1 /proc/loadavg)" >>"$RUNS/host-load.txt"
 }
 
 say "warm-up: every one of $keys keys set once through the proxy, then ${duration}s at $rate ops/s (Zipf 0.99)"
@@ -276,6 +278,7 @@ FAILURES=$FAILURES
 LOADGEN_STATUS=$lg_rc
 WARMUP_SECONDS=$warm_t
 KERNEL=$(basename "$kernel")
+HOST_CPUS=$(nproc)
 ENV
 python3 "$ROOT/scripts/fleet/report.py" --dir "$out" || die "the fleet report failed"
 say "report: ${out#"$ROOT"/}/fleet.html, fleet.md, summary.json"

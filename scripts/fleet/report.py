@@ -131,6 +131,15 @@ class Fleet:
         self.samples = {i: read_node_samples(os.path.join(self.runs, f"node{i}-samples.txt"))
                         for i in self.nodes_list()}
         self.proxy = read_proxy_samples(os.path.join(self.runs, "proxy-samples.txt"))
+        self.load = []
+        p = os.path.join(self.runs, "host-load.txt")
+        if os.path.exists(p):
+            for line in open(p):
+                try:
+                    t, l1 = line.split()
+                    self.load.append((float(t), float(l1)))
+                except ValueError:
+                    pass
         # the moments the orders were sent, as the host logged them
         ev = os.path.join(self.runs, "events.txt")
         if os.path.exists(ev):
@@ -183,6 +192,8 @@ class Fleet:
                 "p99_ms_median": (median([s["p99_us"] for s in sel]) or 0) / 1000 if sel else None,
                 "p99_ms_worst": max(s["p99_us"] for s in sel) / 1000 if sel else None,
                 "p50_ms_median": (median([s["p50_us"] for s in sel]) or 0) / 1000 if sel else None,
+                "host_load_median": median([l for t, l in self.load
+                                            if t >= 0 and self.phase(t) == name]),
             }
         f["phases"] = phases
         return f
@@ -254,28 +265,36 @@ class Fleet:
         return open(p, errors="replace").read().splitlines() if os.path.exists(p) else []
 
     def guest_clock(self, i):
-        """A function from guest uptime to the host's time axis, or None:
-        linear, with the guest's "order: pressure" at PRESSURE_START and its
-        "order: stop" at the host's stop time (a TCG guest's clock can lag
-        on a busy host)."""
-        up = {}
-        for e in self.guest_events(i):
-            for order in ("pressure", "stop"):
-                if e.endswith("order: " + order):
-                    up[order] = float(e.split()[0])
-        host_stop = None
+        """A function from guest uptime to the host's time axis, or None.
+        The orders (pressure, calm, stop) are anchors known on both clocks;
+        between them the mapping is linear, outside them it continues the
+        nearest segment.  A TCG guest's clock lags on a busy host, and by a
+        varying amount, so one offset is not enough."""
+        host = {}
         ev = os.path.join(self.runs, "events.txt")
         if os.path.exists(ev):
             for line in open(ev):
                 w = line.split()
-                if len(w) == 2 and w[1] == "stop":
-                    host_stop = float(w[0])
-        if "pressure" not in up:
+                if len(w) == 2:
+                    host[w[1]] = float(w[0])
+        anchors = []
+        for e in self.guest_events(i):
+            w = e.split()
+            if len(w) == 3 and w[1] == "order:" and w[2] in host and w[2] != "go":
+                anchors.append((float(w[0]), host[w[2]]))
+        anchors.sort()
+        if not anchors:
             return None
-        scale = 1.0
-        if "stop" in up and host_stop and up["stop"] > up["pressure"]:
-            scale = (host_stop - self.p0_order) / (up["stop"] - up["pressure"])
-        return lambda u: self.p0_order + (u - up["pressure"]) * scale
+        if len(anchors) == 1:
+            return lambda u: anchors[0][1] + (u - anchors[0][0])
+
+        def clock(u):
+            k = 0
+            while k < len(anchors) - 2 and u > anchors[k + 1][0]:
+                k += 1
+            (u0, h0), (u1, h1) = anchors[k], anchors[k + 1]
+            return h0 + (u - u0) * ((h1 - h0) / (u1 - u0) if u1 > u0 else 1.0)
+        return clock
 
     def stress_window(self):
         """(start, end) of stress-ng in the pressured guest on the host's
@@ -347,6 +366,10 @@ class Fleet:
         with open(os.path.join(d, "latency.dat"), "w") as f:
             for s in self.lines:
                 f.write(f"{s['t']} {s['p50_us'] / 1000} {s['p99_us'] / 1000} {s['ops_per_s']}\n")
+        with open(os.path.join(d, "load.dat"), "w") as f:
+            for t, l in self.load:
+                if t >= 0:
+                    f.write(f"{t} {l}\n")
         # 2. per node, per sample: share of gets served from memory
         with open(os.path.join(d, "nodes.dat"), "w") as f:
             for i in self.nodes_list():
@@ -367,9 +390,13 @@ class Fleet:
         scripts = {
             "latency.svg": head + shade +
             "set ylabel 'ms'\nset logscale y\n"
-            "set title 'Latency through the proxy, per second (shaded: stress-ng in node%d)'\n"
+            "set title 'Latency through the proxy, per second (shaded: stress-ng in node%d)'\n" % self.pnode +
+            ("set y2label 'host load (1-min average)'\nset y2tics\nset ytics nomirror\n"
+             if self.load else "") +
             "plot 'latency.dat' using 1:3 with lines lw 2 title 'p99', "
-            "'' using 1:2 with lines title 'p50'\n" % self.pnode,
+            "'' using 1:2 with lines title 'p50'" +
+            (", 'load.dat' using 1:2 axes x1y2 with lines dt 2 lc rgb '#555555' "
+             "title 'host load'" if self.load else "") + "\n",
             "nodes.svg": head + shade +
             "set ylabel 'percent of gets'\nset yrange [0:105]\n"
             "set title 'Gets served from memory (not rebuilt from the origin), per node'\n"
@@ -448,11 +475,13 @@ def main():
                            ("p50 ms (median of 1-s)", "p50_ms_median", 1),
                            ("p99 ms (median of 1-s)", "p99_ms_median", 1),
                            ("worst 1-s p99 ms", "p99_ms_worst", 1),
-                           ("errors", "errors", 0), ("verify errors", "verify_errors", 0)]:
+                           ("errors", "errors", 0), ("verify errors", "verify_errors", 0),
+                           ("host load (1-min avg, median)", "host_load_median", 1)]:
         whole = {"seconds": len(fl.lines), "ops": ff["ops"], "hit_rate_pct": ff["hit_rate_pct"],
                  "p50_ms_median": ff["p50_ms"], "p99_ms_median": ff["p99_ms"],
                  "p99_ms_worst": ff["max_ms"], "errors": ff["errors"],
-                 "verify_errors": ff["verify_errors"]}[key]
+                 "verify_errors": ff["verify_errors"],
+                 "host_load_median": median([l for t, l in fl.load if t >= 0])}[key]
         t_fleet[1].append([label, fmt(whole, nd)] + [fmt(ph[p][key], nd) for p in
                                                       ("before", "pressure", "after")])
     t_fleet[1][3][1] = fmt(ff["p50_ms"], 1) + " (whole-run p50)"
@@ -498,7 +527,7 @@ def main():
         ])
 
     setup = (f"{env.get('NODES')} guests of {env.get('MEM_MB')} MiB ({env.get('KERNEL')}, one CPU each, "
-             f"TCG), cached -m {env.get('CACHE_MB')} in volatile mode with the gen origin "
+             f"TCG, on a host of {env.get('HOST_CPUS', '?')} CPUs shared with other work), cached -m {env.get('CACHE_MB')} in volatile mode with the gen origin "
              f"({env.get('GEN')}), behind nutcracker (ketama, auto_eject_hosts, timeout "
              f"{env.get('TIMEOUT_MS')} ms, retry {env.get('RETRY_MS')} ms, failure limit "
              f"{env.get('FAILURES')}) on the host.  loadgen through the proxy: {env.get('KEYS')} "
