@@ -1442,6 +1442,15 @@ int main(int argc, char **argv)
 		int64_t now = now_ns();
 
 		check_connect_timeout(now);
+		/*
+		 * Past the nominal end the threads are finishing their last
+		 * batch; the final line below covers that, so no tick here
+		 * (it could otherwise repeat the last line's time).
+		 */
+		if (cfg.duration > 0 && now >= t0 + (int64_t)(cfg.duration * 1e9)) {
+			sleep_ns(1000000LL);
+			continue;
+		}
 		if (now >= next_ivl || now >= next_prog) {
 			collect(&snap, h_snap);
 			stats_add(&total, &snap);

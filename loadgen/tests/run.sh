@@ -71,15 +71,21 @@ start_memcached() {
 }
 
 # start_fake ARGS...: sets FS_PORT and FS_PID
+# (a new port file each time: the redirection of a background job happens
+# asynchronously, so a reused file could still show the last server's port)
+FS_N=0
 start_fake() {
-	python3 tests/fakeserver.py "$@" > "$TMP/fs.port" &
+	FS_N=$((FS_N + 1))
+	pf="$TMP/fs$FS_N.port"
+	python3 tests/fakeserver.py "$@" > "$pf" &
 	FS_PID=$!
 	PIDS="$PIDS $FS_PID"
+	FS_PORT=""
 	for _ in $(seq 200); do
-		[ -s "$TMP/fs.port" ] && break
+		FS_PORT=$(sed -n 1p "$pf" 2>/dev/null)
+		[ -n "$FS_PORT" ] && break
 		sleep 0.1
 	done
-	FS_PORT=$(cat "$TMP/fs.port")
 	wait_port "$FS_PORT"
 }
 
@@ -178,7 +184,7 @@ assert final["p50_us"] <= final["p99_us"] <= final["max_us"]
 PY
 	rc=$?
 	grep -q '^latency us  p50' "$TMP/err" || rc=1
-	result interval_and_json_output $rc
+	result interval_and_json_output $rc "$(tr '\n' ' ' < "$TMP/ivl" | cut -c1-300)"
 
 	# 20 connections x 4 in flight: a loaded host's slow round trips still
 	# leave room to keep the schedule
@@ -268,7 +274,8 @@ p99=$(jget "$TMP/s.json" p99_us)
 p50=$(jget "$TMP/s.json" p50_us)
 sops=$(jget "$TMP/s.json" ops)
 rc=0
-python3 -c "import sys; sys.exit(0 if $p99 > 200000 and $p50 < 50000 else 1)" || rc=1
+# the stall is in the tail, not in the typical request
+python3 -c "import sys; sys.exit(0 if $p99 > 200000 and $p50 < $p99 / 2 else 1)" || rc=1
 result open_loop_counts_stall_coordinated_omission $rc "ops $sops, p50 $p50 us, p99 $p99 us; $(tail -2 "$TMP/err" | tr '\n' ' ')"
 stop "$FS_PID"
 
