@@ -38,6 +38,11 @@ case $? in
 	;;
 esac
 
+# With a swap device (qemu-run.sh --swap), reclaim also meets volatile
+# pages on their way to swap.
+if [ -n "${SWAPDEV:-}" ] && mkswap "$SWAPDEV" >/dev/null 2>&1 && swapon "$SWAPDEV"; then
+	echo "swap on $SWAPDEV"
+fi
 grep -E '^(volatile_purged|oom_kill|pswpout)' /proc/vmstat >"$OUT/vmstat-before.txt"
 {
 	timeout $((SECONDS_TO_RUN + 300)) "$BIN/volatile_stress" -t "$SECONDS_TO_RUN" 2>&1
