@@ -12,12 +12,13 @@
 #   --cache  cached -m (default 256); --idle: seconds before data goes
 #            volatile (default 10); --mode volatile|pinned|psi (volatile);
 #   --origin the gen origin's options (default size=4000,cost=2000,seed=7)
+#   --image  guest image (default build/rootfs.img); --kernel: the kernel
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 port=${PORT:-11311} mem=512 cpus=2 cache=256 idle=10 mode=volatile
-origin="size=4000,cost=2000,seed=7"
+origin="size=4000,cost=2000,seed=7" image=$BUILD/rootfs.img kernel=$BUILD/bzImage
 while [ $# -gt 0 ]; do
 	case $1 in
 	--port) port=$2; shift ;;
@@ -27,6 +28,8 @@ while [ $# -gt 0 ]; do
 	--idle) idle=$2; shift ;;
 	--mode) mode=$2; shift ;;
 	--origin) origin=$2; shift ;;
+	--image) image=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage ;;
 	esac
@@ -44,6 +47,6 @@ say "from another terminal, for example:"
 echo "    loadgen/loadgen --server 127.0.0.1:$port --rate 300 --keys 60000 --dist zipf:0.99 \\"
 echo "        --gen $origin --verify --warmup --interval 1 --duration 300"
 say "in the guest: stress-ng, stats, /proc/meminfo; 'reboot -f' ends it (Ctrl-A X kills QEMU)"
-exec "$ROOT/scripts/qemu-run.sh" --interactive --mem "$mem" --cpus "$cpus" --append no_timer_check \
+exec "$ROOT/scripts/qemu-run.sh" --kernel "$kernel" --image "$image" --interactive --mem "$mem" --cpus "$cpus" --append no_timer_check \
 	--hostfwd "$port:11211" --run-dir "$dir/guest" \
 	--script "$ROOT/image/guest/experiment-shell.sh" --file "$dir/run.env"
