@@ -141,6 +141,18 @@ class Run:
         self.ok = self.status == "0" and os.path.exists(os.path.join(self.out, "samples.csv")) \
             and os.path.exists(os.path.join(self.out, "load.json"))
         self.problem = "" if self.ok else "guest status %s" % self.status
+        # The guest's clock: a TSC calibrated at the wrong rate (a starved
+        # TCG guest) makes every time, sleep and rate of the run wrong.
+        m = re.findall(r"tsc: Detected ([0-9.]+) MHz", console)
+        cs = re.findall(r"Switched to clocksource (\S+)", console)
+        self.guest_tsc_mhz = float(m[-1]) if m else None
+        self.clocksource = cs[-1] if cs else "?"
+        host_khz = re.search(r"tsc_early_khz=(\d+)", read_env(os.path.join(os.path.dirname(folder), "host.env")).get("guest_append", ""))
+        host_mhz = int(host_khz.group(1)) / 1000 if host_khz else None
+        if self.ok and host_mhz and self.guest_tsc_mhz and self.clocksource.startswith("tsc") \
+                and abs(self.guest_tsc_mhz / host_mhz - 1) > 0.05:
+            self.ok = False
+            self.problem = "guest clock wrong: TSC taken as %.0f MHz, host %.0f MHz" % (self.guest_tsc_mhz, host_mhz)
         if not self.ok:
             return
         self.t0 = float(read_text(os.path.join(self.out, "load-start.txt"), "0").strip() or 0)
@@ -520,6 +532,9 @@ plot %s
         lines = []
         v = "volatile"
         s = self.scenario
+        left_out = [r for r in self.runs if not r.ok]
+        if left_out:
+            lines.append("Left out of every figure below: %s." % "; ".join("%s (%s)" % (r.name, r.problem) for r in left_out))
         if v not in self.by_mode or not self.by_mode[v]:
             return ["The volatile mode has no successful run: no verdict."]
         vol_kernel = [r.info.get("has_volatile") == "1" for r in self.by_mode[v]]
@@ -619,6 +634,8 @@ plot %s
                          fmt(r.metrics["psi_some_ms"], "n"), fmt(r.metrics["min_mem_available_kb"] / 1024, "n"),
                          "yes" if r.metrics["daemon_survived"] else "no",
                          str(len(r.kernel_warnings)),
+                         "%.0f" % r.load.get("ops_per_s", 0),
+                         "%s %s" % (r.clocksource, ("%.0f MHz" % r.guest_tsc_mhz) if r.guest_tsc_mhz else ""),
                          "; ".join(sorted(set(re.sub(r".*Killed process \d+ \(([^)]*)\).*", r"\1", x) for x in r.oom_lines if "Killed process" in x))) or "-"])
         return rows
 
@@ -674,7 +691,7 @@ plot %s
         heads = ["mode"] + KEYS
         xheads = ["mode"] + EXTRA
         cheads = ["mode", "run", "volatile kernel", "peak Volatile MiB", "purged ranges", "purged pages", "oom_kill",
-                  "PSI some ms", "min MemAvailable MiB", "daemon survived", "kernel warnings", "OOM victims"]
+                  "PSI some ms", "min MemAvailable MiB", "daemon survived", "kernel warnings", "requests/s done", "guest clock", "OOM victims"]
         failed = [r for r in self.runs if not r.ok]
         verdict = self.verdict()
         # summary.txt: what demo.sh prints.
