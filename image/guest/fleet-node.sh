@@ -19,7 +19,8 @@
 #   STRESS         stress-ng's arguments;  STRESS_SECONDS  its --timeout,
 #                  a bound: the host's "calm" normally ends it
 #   NEAR_ORIGIN    HOST:PORT of the proxy as seen from the guest, or empty
-#   NEAR_MB, NEAR_RATE, NEAR_KEYS   the near cache's size and its load
+#   NEAR_MB, NEAR_RATE, NEAR_KEYS, NEAR_IDLE   the near cache's size, load
+#                  and --idle
 #   MAX_SECONDS    the job ends by itself after this long
 #
 # Results in $OUT: samples.txt (one line every 2 s: guest uptime,
@@ -30,7 +31,7 @@
 cd "$(dirname "$0")" || exit 1
 NODE=node CACHE_MB=128 THREADS=1 IDLE=5 GEN=size=1000 PRESSURE=0
 STRESS="--vm 2 --vm-bytes 170M --vm-keep --no-madvise --vm-method write64" STRESS_SECONDS=40
-NEAR_ORIGIN="" NEAR_MB=32 NEAR_RATE=200 NEAR_KEYS=20000 MAX_SECONDS=1200
+NEAR_ORIGIN="" NEAR_MB=32 NEAR_RATE=200 NEAR_KEYS=20000 NEAR_IDLE=5 MAX_SECONDS=1200
 # shellcheck disable=SC1091
 [ -f node.env ] && . ./node.env
 OUT=${OUT:-/tmp/out}
@@ -64,7 +65,7 @@ event "cached listening on 0.0.0.0:11211 (-m $CACHE_MB, --idle $IDLE, gen:$GEN),
 
 NEAR_PID="" NEAR_LG_PID=""
 start_near() {
-	cached -p 11212 -l 127.0.0.1 -m "$NEAR_MB" -t 1 -u root --mode volatile --idle "$IDLE" \
+	cached -p 11212 -l 127.0.0.1 -m "$NEAR_MB" -t 1 -u root --mode volatile --idle "$NEAR_IDLE" \
 		--origin "memcache:$NEAR_ORIGIN" --verify >"$OUT/near-cached.log" 2>&1 &
 	NEAR_PID=$!
 	sleep 1
@@ -73,7 +74,7 @@ start_near() {
 		--interval 5 --json "$OUT/near-loadgen.json" >"$OUT/near-loadgen.lines" \
 		2>"$OUT/near-loadgen.err" &
 	NEAR_LG_PID=$!
-	event "near cache on 127.0.0.1:11212 (-m $NEAR_MB, origin memcache:$NEAR_ORIGIN), loadgen at $NEAR_RATE ops/s"
+	event "near cache on 127.0.0.1:11212 (-m $NEAR_MB, --idle $NEAR_IDLE, origin memcache:$NEAR_ORIGIN), loadgen at $NEAR_RATE ops/s over $NEAR_KEYS keys"
 }
 
 # sv NAME: a value of the stats reply in $st, 0 when absent

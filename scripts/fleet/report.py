@@ -537,9 +537,10 @@ def main():
              f"t={fl.p0:.0f} s to t={fl.p1:.0f} s of the measured run: "
              f"{env.get('STRESS')}.")
     if near:
-        setup += (f"  node{fl.pnode} also runs a near cache (-m {env.get('NEAR_MB')}, --origin "
+        setup += (f"  node{fl.pnode} also runs a near cache (-m {env.get('NEAR_MB')}, --idle "
+                  f"{env.get('NEAR_IDLE', '5')}, --origin "
                   f"memcache: at the proxy) driven inside the guest at {env.get('NEAR_RATE')} "
-                  f"ops/s over the same {env.get('NEAR_KEYS')} keys (Zipf 0.99, its own seed).")
+                  f"ops/s over the fleet's first {env.get('NEAR_KEYS')} keys (Zipf 0.99, its own seed).")
     notes = ("\"from memory %\": gets a node answered without asking its origin "
              "(1 - origin_fetches / cmd_get); the rest were misses or purged values "
              "rebuilt from the gen origin, so every get through the proxy is a hit for the "
