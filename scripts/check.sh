@@ -106,6 +106,7 @@ build() {
 say "host suites"
 host_suite cached make -C "$ROOT/cached" check
 host_suite loadgen make -C "$ROOT/loadgen" check
+host_suite fleet "$ROOT/scripts/test-fleet.sh"
 
 GUEST_SUITES="runner kernel-tests kunit cached-guest debug-kernel-tests debug-kunit
 	debug-kernel-stress debug-cached-guest"
