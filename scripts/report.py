@@ -214,6 +214,8 @@ class Run:
         s0, s1 = self.stats0, self.stats1
         if survived and s0:
             hits = (s1["get_hits"] - s0["get_hits"]) - (s1.get("origin_fetches", 0) - s0.get("origin_fetches", 0))
+            # The daemon's own count of gets over the same interval.
+            gets = (s1.get("cmd_get", 0) - s0.get("cmd_get", 0)) or gets
         else:
             hits = self.daemon_counter("get_hits", 0) - self.daemon_counter("origin_fetches", 0)
         if not survived:
@@ -248,8 +250,12 @@ class Run:
             g = self.daemon_counter("cmd_get", a, b)
             h = self.daemon_counter("get_hits", a, b) - self.daemon_counter("origin_fetches", a, b)
             # Gets the load generator sent in that window (the daemon may be dead).
+            rows = [r for r in self.samples if a <= r["t"] <= b]
+            alive = bool(rows) and all(r.get("daemon_up") == 1 for r in rows)
+            # The daemon's own count while it lived; the load generator's
+            # (intervals only roughly aligned with samples) if it died.
             lg = sum(i.get("gets", 0) for i in self.intervals if a <= i["t"] <= b + 0.5)
-            den = max(g, lg)
+            den = g if alive and g > 0 else max(g, lg)
             return h / den if den else None
         m["hit_rate_pressure"] = phase_hit_rate(tp, tr)
         m["hit_rate_recovery"] = phase_hit_rate(tr, te)
