@@ -6,6 +6,9 @@ BUILD=${BUILD:-$ROOT/build}
 # shellcheck source=../kernel/VERSION
 . "$ROOT/kernel/VERSION"
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/volatile-appliance/ccache}
+# Paths under the clone are hashed relative to it, so a fresh clone in
+# another folder hits the cache that an earlier clone filled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT} CCACHE_NOHASHDIR=1
 JOBS=${JOBS:-$(nproc)}
 _T0=${_T0:-$(date +%s)}
 export _T0
