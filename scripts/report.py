@@ -394,7 +394,7 @@ class Report:
         return {p: sum(v) / len(v) for p, v in marks.items()}
 
     def gnuplot(self, name, title, ylabel, data, logy=False, xlabel="seconds since the measured load started", extra="",
-                style="linespoints lw 1.5 pt 7 ps 0.25"):
+                style="lines lw 1.2"):
         """One SVG with one line per mode; data: {mode: [(x, y)]}."""
         ddir = os.path.join(self.out, "plot-data")
         os.makedirs(ddir, exist_ok=True)
