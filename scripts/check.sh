@@ -108,7 +108,7 @@ host_suite cached make -C "$ROOT/cached" check
 host_suite loadgen make -C "$ROOT/loadgen" check
 host_suite fleet "$ROOT/scripts/test-fleet.sh"
 
-GUEST_SUITES="runner kernel-tests kunit cached-guest debug-kernel-tests debug-kunit
+GUEST_SUITES="runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
 	debug-kernel-stress debug-cached-guest"
 guest_wanted=0
 for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done
@@ -126,6 +126,8 @@ if [ "$guest_wanted" = 1 ]; then
 	kunit_suite kunit "$CHECK/kernel-tests.run"
 	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
 		--timeout 900
+	# The experiment of 'make demo', short: one run per mode, small sizes.
+	host_suite demo "$ROOT/scripts/test-demo.sh"
 
 	say "guest suites on build/bzImage-debug"
 	guest_suite debug-kernel-tests "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-tests.sh" \
