@@ -9,16 +9,7 @@ import tempfile
 
 import util
 
-fails = 0
-nchecks = 0
-
-
-def check(cond, what):
-    global fails, nchecks
-    nchecks += 1
-    if not cond:
-        fails += 1
-        print("  FAILED: " + what)
+check = util.Checks("clients")
 
 
 def pymemcache_tests(port):
@@ -113,8 +104,7 @@ def main():
         check(proc.poll() is None, "daemon alive")
     finally:
         util.stop(proc)
-    print("clients: %d checks, %d failures" % (nchecks, fails))
-    return 1 if fails else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -15,16 +15,7 @@ import time
 
 import util
 
-fails = 0
-nchecks = 0
-
-
-def check(cond, what):
-    global fails, nchecks
-    nchecks += 1
-    if not cond:
-        fails += 1
-        print("  FAILED: " + what)
+check = util.Checks("robustness")
 
 
 def run(argv):
@@ -152,8 +143,7 @@ def main():
     util.stop(proc)
     os.unlink(os.path.join(os.path.dirname(d), "secret-cached-test"))
 
-    print("robustness: %d checks, %d failures" % (nchecks, fails))
-    return 1 if fails else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -10,16 +10,7 @@ import time
 
 import util
 
-fails = 0
-nchecks = 0
-
-
-def check(cond, what):
-    global fails, nchecks
-    nchecks += 1
-    if not cond:
-        fails += 1
-        print("  FAILED: " + what)
+check = util.Checks("upstream")
 
 
 def slow_upstream(delay):
@@ -108,8 +99,7 @@ def main():
         check(cd.poll() is None, "daemon lives")
     finally:
         util.stop(cd)
-    print("upstream: %d checks, %d failures" % (nchecks, fails))
-    return 1 if fails else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

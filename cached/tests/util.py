@@ -86,3 +86,24 @@ def stats(port):
         if len(p) == 3 and p[0] == "STAT":
             res[p[1]] = p[2]
     return res
+
+
+class Checks:
+    """Counts a suite's checks and failures; check(cond, what) prints a
+    failure at once, finish() prints the suite's line and returns the exit
+    status (1 if anything failed)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.nchecks = 0
+        self.fails = 0
+
+    def __call__(self, cond, what):
+        self.nchecks += 1
+        if not cond:
+            self.fails += 1
+            print("  FAILED: " + what)
+
+    def finish(self):
+        print("%s: %d checks, %d failures" % (self.name, self.nchecks, self.fails))
+        return 1 if self.fails else 0

@@ -11,17 +11,8 @@ import time
 
 import util
 
-fails = 0
-nchecks = 0
 MCCLIENT = os.path.join(util.HERE, "mcclient")
-
-
-def check(cond, what):
-    global fails, nchecks
-    nchecks += 1
-    if not cond:
-        fails += 1
-        print("  FAILED: " + what)
+check = util.Checks("volatility")
 
 
 def has_volatile_kernel():
@@ -73,8 +64,7 @@ def main():
         check(True, "psi armed")
     else:
         check(st["mode"] == "pinned" and "PSI" in err, "psi fallback is clear: %r" % err)
-    print("volatility: %d checks, %d failures" % (nchecks, fails))
-    return 1 if fails else 0
+    return check.finish()
 
 
 if __name__ == "__main__":
