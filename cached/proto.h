@@ -28,6 +28,18 @@ enum conn_state {
 #define LINE_MAX_GET (1024 * 1024)    /* bound on a multi-get line */
 #define OUT_SOFT (256 * 1024)         /* stop parsing while output above */
 
+/*
+ * A value the upstream returned for the get being answered: the get's
+ * second pass serves it from here when the cache could not keep it (full,
+ * or evicted again by a later key of the same get).
+ */
+struct fetched {
+	struct fetched *next;
+	uint32_t flags, vlen;
+	size_t nkey;
+	char data[];            /* the key, then the value and its "\r\n" */
+};
+
 struct conn {
 	int fd;
 	struct worker *w;
@@ -52,6 +64,8 @@ struct conn {
 	bool up_failed;
 	bool wait_set;          /* waiting on a write-through */
 	char *reply;            /* reply held back until upstream confirms */
+	struct fetched *fetched; /* values fetched for the current get */
+	size_t fetched_bytes;
 	struct conn *next;      /* worker's list */
 };
 
@@ -66,6 +80,13 @@ int conn_init_buffers(struct conn *c);
 
 /* Free a connection's buffers. */
 void conn_free_buffers(struct conn *c);
+
+/* Keep a copy of a value the upstream returned for c's current get. */
+void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
+		       uint32_t flags, const char *data, uint32_t vlen);
+
+/* Forget the values kept for c's last get. */
+void conn_drop_fetched(struct conn *c);
 
 /* Make room for at least want free bytes at rbuf + rend; 0 or -1. */
 int conn_rbuf_reserve(struct conn *c, size_t want);

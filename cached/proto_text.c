@@ -69,6 +69,54 @@ void conn_free_buffers(struct conn *c)
 	c->out = c->gbuf = NULL;
 	free(c->reply);
 	c->reply = NULL;
+	conn_drop_fetched(c);
+}
+
+/* Fetched values kept for one get, at most: beyond, keys may miss. */
+#define FETCHED_MAX (64u << 20)
+
+void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
+		       uint32_t flags, const char *data, uint32_t vlen)
+{
+	size_t size = sizeof(struct fetched) + nkey + vlen + 2;
+	struct fetched *f;
+
+	if (c->fetched_bytes + size > FETCHED_MAX)
+		return;
+	f = malloc(size);
+	if (!f)
+		return;
+	f->flags = flags;
+	f->vlen = vlen;
+	f->nkey = nkey;
+	memcpy(f->data, key, nkey);
+	memcpy(f->data + nkey, data, (size_t)vlen + 2);
+	f->next = c->fetched;
+	c->fetched = f;
+	c->fetched_bytes += size;
+}
+
+void conn_drop_fetched(struct conn *c)
+{
+	struct fetched *f;
+
+	while ((f = c->fetched)) {
+		c->fetched = f->next;
+		free(f);
+	}
+	c->fetched_bytes = 0;
+}
+
+/* The value the upstream returned for key during this get, or NULL. */
+static const struct fetched *find_fetched(const struct conn *c,
+					  const char *key, size_t nkey)
+{
+	const struct fetched *f;
+
+	for (f = c->fetched; f; f = f->next)
+		if (f->nkey == nkey && !memcmp(f->data, key, nkey))
+			return f;
+	return NULL;
 }
 
 /* Compact, then grow the read buffer so want bytes fit after rend. */
@@ -311,7 +359,11 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	if (it && touch)
 		it->exptime = exptime;
 	if (it && cache_readable(it)) {
-		if (!collect) {
+		if (collect) {
+			/* the fills of this get's misses may evict it */
+			conn_keep_fetched(c, key, nkey, it->flags,
+					  store_ptr(it->off), it->vlen);
+		} else {
 			emit_item(c->gbuf, it, ret_cas);
 			if (touch) {
 				stats.cmd_touch++;
@@ -372,6 +424,23 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		free(val);
 		it = cache_lookup(key, nkey, hv, &expired);
 		lost = it && it->state == ITEM_LOST;
+	} else if (c->fetched) {
+		/* fetched upstream by the first pass, but no longer cached */
+		const struct fetched *f = find_fetched(c, key, nkey);
+
+		if (f) {
+			emit_header(c->gbuf, key, nkey, f->flags, f->vlen, ret_cas, 0);
+			evbuffer_add(c->gbuf, f->data + nkey, (size_t)f->vlen + 2);
+			if (touch) {
+				stats.cmd_touch++;
+				stats.touch_hits++;
+			} else {
+				stats.cmd_get++;
+			}
+			stats.get_hits++;
+			pthread_rwlock_unlock(&cache_lock);
+			return true;
+		}
 	}
 	if (lost) {
 		stats.purge_misses++;
@@ -889,6 +958,7 @@ enum proto_ret proto_process(struct conn *c)
 		if (process_command(c, line, false) == CMD_CLOSE)
 			return PROTO_CLOSE;
 		c->refetched = false;
+		conn_drop_fetched(c);
 	}
 }
 

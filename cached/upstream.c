@@ -11,7 +11,10 @@
  *
  *   read-through:  the first pass of a get (proto_text.c) queues one
  *                  "get KEY" per missing or lost key; each VALUE is stored
- *                  with cache_fill(); then the get runs again.
+ *                  with cache_fill() and kept on the client's connection;
+ *                  then the get runs again, and serves from that copy a
+ *                  value the cache could not keep (full, or evicted by a
+ *                  later key of the same get).
  *   write-through: after a store succeeded locally, "set KEY FLAGS EXP
  *                  LEN" with the stored value goes upstream; the client's
  *                  STORED is sent only after the upstream's STORED (else
@@ -123,6 +126,8 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				stats.origin_fetches++;
 				cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
 				pthread_rwlock_unlock(&cache_lock);
+				conn_keep_fetched(u->head->c, u->vkey, u->vnkey,
+						  u->vflags, data, u->vlen);
 			}
 			evbuffer_drain(in, need);
 			u->in_value = false;

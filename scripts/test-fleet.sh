@@ -187,8 +187,8 @@ f1=$(fleet_stat 127.0.0.1 "$NEAR" origin_fetches || echo 0)
 result near-dropped-refetched $? "$(cat "$TMP/near-flush.out"), origin_fetches $f0 -> $f1"
 
 # 8 MB through a 2 MiB near cache: most keys are evicted locally and must
-# be read back from the fleet.  Single-key gets (see docs/fleet.md for
-# multi-gets through a near cache that evicts).
+# be read back from the fleet, by single-key gets and by gets of 32 keys
+# (whose later keys evict the earlier ones while they are fetched).
 "$MC" -p "$NEAR" -k big: -g "$G" fill 8000 >"$TMP/big-fill.out" 2>&1
 "$MC" -p "$PROXY" -k big: -g "$G" -s verify 8000 >"$TMP/big-fleet.out" 2>&1
 result near-fill-in-fleet $? "$(cat "$TMP/big-fill.out" "$TMP/big-fleet.out")"
@@ -202,6 +202,13 @@ miss=$(json "$TMP/big.json" 'j["misses"] + j["errors"] + j["verify_errors"]' 2>/
 [ "$rc" = 0 ] && [ "$miss" = 0 ] && [ "$ev" -gt 0 ] && [ "$f1" -gt "$f0" ]
 result near-evicted-refetched $? "loadgen status $rc, misses+errors $miss, evictions $ev, origin_fetches $f0 -> $f1"
 echo "  # near cache: $ev evictions, $((f1 - f0)) values refetched from the fleet, 0 lost"
+rc=0
+"$LOADGEN" --server "127.0.0.1:$NEAR" -t 1 -c 2 --keys 8000 --key-prefix big: --gen "$G" \
+	--get-ratio 1 --multiget 32 --verify --ops 500 -q --json "$TMP/multi.json" >/dev/null 2>"$TMP/multi.err" || rc=$?
+miss=$(json "$TMP/multi.json" 'j["misses"] + j["errors"] + j["verify_errors"]' 2>/dev/null || echo x)
+hits=$(json "$TMP/multi.json" 'j["hits"]' 2>/dev/null || echo 0)
+[ "$rc" = 0 ] && [ "$miss" = 0 ] && [ "$hits" -gt 0 ]
+result near-multiget-refetched $? "loadgen status $rc, $hits hits, misses+errors $miss ($(head -c 300 "$TMP/multi.err"))"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
