@@ -94,6 +94,7 @@ void stats_emit(struct evbuffer *out)
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
 	U("psi_events", s.psi_events);
+	U("psi_drops", s.psi_drops);
 	U("psi_dropped_bytes", s.psi_dropped_bytes);
 	U("segment_size", st.seg_size);
 	U("segments_small", st.segs_small);
