@@ -16,23 +16,35 @@ CHECK=$BUILD/check
 mkdir -p "$CHECK"
 only=" $* "
 want() { [ "$only" = "  " ] || [[ $only == *" $1 "* ]]; }
-total_pass=0 total_fail=0 failed_suites=""
+# Each suite's figures go to one line of $RESULTS, which the lanes of guest
+# suites running side by side append to; the totals are summed from it.
+RESULTS=$CHECK/results
+: >"$RESULTS"
 
-# count NAME PASS FAIL STATUS: add a suite's figures and print its line.
+# count NAME PASS FAIL STATUS: record a suite's figures and print its line.
 count() {
 	local name=$1 pass=$2 fail=$3 status=$4
 	if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then
 		fail=1
 	fi
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
+	echo "$name $pass $fail" >>"$RESULTS"
 	if [ "$fail" -eq 0 ]; then
 		say "$name: $pass passed, $fail failed"
 	else
 		say "$name: $pass passed, $fail failed  FAILED (log: ${CHECK#"$ROOT"/}/$name.log)"
-		tail -n 12 "$CHECK/$name.log" | sed 's/^/  | /'
-		failed_suites="$failed_suites $name"
+		tail -n 12 "$CHECK/$name.log" | sed "s/^/  | $name: /"
 	fi
+}
+
+# totals: print the closing line from $RESULTS; false on any failure.
+totals() {
+	local failed pass fail
+	failed=$(awk '$3 > 0 { printf " %s", $1 }' "$RESULTS")
+	pass=$(awk '{ n += $2 } END { print n + 0 }' "$RESULTS")
+	fail=$(awk '{ n += $3 } END { print n + 0 }' "$RESULTS")
+	[ -z "$failed" ] || say "failed suites:$failed"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
 }
 
 # summary LOG: the last "N passed, N failed" of a log, as "PASS FAIL", or "".
@@ -113,7 +125,7 @@ build() {
 	shift
 	if ! "$@"; then
 		count "$name" 0 1 1
-		echo "$total_pass passed, $total_fail failed"
+		totals || true
 		exit 1
 	fi
 }
@@ -122,6 +134,27 @@ say "host suites"
 host_suite cached make -C "$ROOT/cached" check
 host_suite loadgen make -C "$ROOT/loadgen" check
 host_suite fleet "$ROOT/scripts/test-fleet.sh"
+
+normal_lane() {
+	host_suite runner "$ROOT/scripts/test-runner.sh"
+	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
+		--swap 256 --timeout 900
+	kunit_suite kunit "$CHECK/kernel-tests.run"
+	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
+		--timeout 900
+	# The experiment of 'make demo', short: one run per mode, small sizes.
+	host_suite demo "$ROOT/scripts/test-demo.sh"
+}
+
+debug_lane() {
+	guest_suite debug-kernel-tests "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-tests.sh" \
+		--swap 256 --timeout 1500
+	kunit_suite debug-kunit "$CHECK/debug-kernel-tests.run"
+	guest_suite debug-kernel-stress "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-stress.sh" \
+		--timeout 900
+	guest_suite debug-cached-guest "$BUILD/bzImage-debug" "$ROOT/cached/tests/guest/volatile.sh" \
+		--timeout 1500
+}
 
 GUEST_SUITES="runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
 	debug-kernel-stress debug-cached-guest"
@@ -134,26 +167,15 @@ if [ "$guest_wanted" = 1 ]; then
 	build kernel-debug "$ROOT/scripts/kernel-build.sh" debug
 	build image "$ROOT/scripts/image-build.sh"
 
-	say "guest suites on build/bzImage"
-	host_suite runner "$ROOT/scripts/test-runner.sh"
-	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
-		--swap 256 --timeout 900
-	kunit_suite kunit "$CHECK/kernel-tests.run"
-	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
-		--timeout 900
-	# The experiment of 'make demo', short: one run per mode, small sizes.
-	host_suite demo "$ROOT/scripts/test-demo.sh"
-
-	say "guest suites on build/bzImage-debug"
-	guest_suite debug-kernel-tests "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-tests.sh" \
-		--swap 256 --timeout 1500
-	kunit_suite debug-kunit "$CHECK/debug-kernel-tests.run"
-	guest_suite debug-kernel-stress "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-stress.sh" \
-		--timeout 900
-	guest_suite debug-cached-guest "$BUILD/bzImage-debug" "$ROOT/cached/tests/guest/volatile.sh" \
-		--timeout 1500
+	# Two lanes side by side, one per kernel: each guest is mostly one
+	# busy TCG thread, so on two cores this halves the wall time.
+	say "guest suites on build/bzImage and build/bzImage-debug, side by side"
+	normal_lane &
+	normal=$!
+	debug_lane &
+	debug=$!
+	wait "$normal" || true
+	wait "$debug" || true
 fi
 
-[ -z "$failed_suites" ] || say "failed suites:$failed_suites"
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+totals

@@ -20,16 +20,6 @@ set -euo pipefail
 
 usage() { sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
-# host_tsc_khz: the host's TSC rate in kHz, from the kernel log, else from
-# /proc/cpuinfo; empty if unknown.
-host_tsc_khz() {
-	local mhz
-	mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
-	[ -n "$mhz" ] || mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
-	[ -n "$mhz" ] || mhz=$(awk -F': ' '/^cpu MHz/ {print $2; exit}' /proc/cpuinfo)
-	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}'
-}
-
 scenario=$ROOT/scripts/scenarios/default.conf
 runs="" out=$BUILD/report kernel=$BUILD/bzImage image=$BUILD/rootfs.img report_only=0
 while [ $# -gt 0 ]; do
@@ -88,17 +78,6 @@ if [ "$report_only" = 0 ]; then
 		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	} >"$out/runs/host.env"
 
-	# The guest's clock.  Under TCG the guest reads the host's TSC, but a
-	# guest starved by a busy host can calibrate it at a fraction of its
-	# rate (seen: 108 MHz for 2.6 GHz), and then its clock, its sleeps and
-	# loadgen's schedule run 25 times too fast.  The host's TSC rate is
-	# handed over instead of measured.
-	append=no_timer_check
-	if [ "$(cat "$BUILD/.accel" 2>/dev/null || echo tcg)" != kvm ]; then
-		khz=$(host_tsc_khz)
-		[ -n "$khz" ] && append="$append tsc_early_khz=$khz tsc=reliable"
-	fi
-	echo "guest_append=$append" >>"$out/runs/host.env"
 	# The watchdog: the phases, stress-ng's wind-down (up to 30 s), a fill
 	# at a few hundred sets a second, boot; three times that, because a busy
 	# host can slow a TCG guest down that much.
@@ -115,10 +94,7 @@ if [ "$report_only" = 0 ]; then
 			printf 'MODE=%s\nRUN=%s\n' "$mode" "$run" >"$dir/mode.env"
 			say "guest $i/$n: run $run, mode $mode"
 			rc=0
-			# no_timer_check: a guest starved by a busy host can miss the
-			# kernel's early IO-APIC timer check and panic at boot.
 			"$ROOT/scripts/qemu-run.sh" --quiet --kernel "$kernel" --image "$image" \
-				--append "$append" \
 				--mem "$MEM_MB" --cpus "$CPUS" --timeout "$budget" \
 				--script "$ROOT/image/guest/experiment.sh" \
 				--file "$out/runs/scenario.conf" --file "$dir/mode.env" \

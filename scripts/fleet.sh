@@ -103,18 +103,13 @@ trap 'exit 130' INT TERM
 
 say "fleet: $nodes guests of $mem MiB (cached -m $CACHE_MB), proxy on 127.0.0.1:$PROXY, node$pnode under pressure"
 # boot_node I: start guest I in the background; its runner's pid in GUEST_PIDS.
-# On a busy host a TCG guest's boot-time timer checks go wrong: the IO-APIC
-# timer check can fail and panic (no_timer_check skips it, it is for broken
-# hardware), and the TSC, with no HPET or PM timer to calibrate against in
-# this kernel, can be calibrated several times too slow, so that the
-# guest's clock races ahead (tsc=unstable: jiffies from the timer tick).
 GUEST_PIDS=()
 boot_node() {
 	local i=$1 port=${PORTS[$(($1 - 1))]} try=${2:-1} dir=$RUNS/node$1
 	[ "$try" = 1 ] || { rm -rf "$dir.try$try"; mv "$dir" "$dir.try$((try - 1))"; }
 	"$ROOT/scripts/qemu-run.sh" --quiet --kernel "$kernel" --image "$image" \
 		--mem "$mem" --cpus 1 --timeout $((duration + 1200)) --hostfwd "$port:11211" \
-		--append "no_timer_check tsc=unstable" --run-dir "$dir" --script "$ROOT/image/guest/fleet-node.sh" \
+		--run-dir "$dir" --script "$ROOT/image/guest/fleet-node.sh" \
 		--file "$RUNS/env$i/node.env" >"$RUNS/node$i.log" 2>&1 &
 	GUEST_PIDS[i - 1]=$!
 	PIDS+=($!)

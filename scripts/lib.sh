@@ -64,3 +64,13 @@ series_hash() {
 	# shellcheck disable=SC2046 # paths without spaces
 	cat "$ROOT/kernel/cover-letter.txt" $(series_patches) | sha256sum | cut -c1-16
 }
+
+# host_tsc_khz: the host's TSC rate in kHz, from the kernel log, else from
+# /proc/cpuinfo; empty if unknown.
+host_tsc_khz() {
+	local mhz
+	mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
+	[ -n "$mhz" ] || mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
+	[ -n "$mhz" ] || mhz=$(awk -F': ' '/^cpu MHz/ {print $2; exit}' /proc/cpuinfo)
+	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}'
+}

@@ -147,7 +147,7 @@ class Run:
         cs = re.findall(r"Switched to clocksource (\S+)", console)
         self.guest_tsc_mhz = float(m[-1]) if m else None
         self.clocksource = cs[-1] if cs else "?"
-        host_khz = re.search(r"tsc_early_khz=(\d+)", read_env(os.path.join(os.path.dirname(folder), "host.env")).get("guest_append", ""))
+        host_khz = re.search(r"tsc_early_khz=(\d+)", read_text(os.path.join(self.guest, "qemu-cmd")))
         host_mhz = int(host_khz.group(1)) / 1000 if host_khz else None
         if self.ok and host_mhz and self.guest_tsc_mhz and self.clocksource.startswith("tsc") \
                 and abs(self.guest_tsc_mhz / host_mhz - 1) > 0.05:

@@ -47,14 +47,6 @@ say "from another terminal, for example:"
 echo "    loadgen/loadgen --server 127.0.0.1:$port --rate 300 --keys 60000 --dist zipf:0.99 \\"
 echo "        --gen $origin --verify --warmup --interval 1 --duration 300"
 say "in the guest: stress-ng, stats, /proc/meminfo; 'reboot -f' ends it (Ctrl-A X kills QEMU)"
-# A TCG guest on a busy host can calibrate its TSC far too low and then run
-# its clock many times too fast: hand it the host's rate (see demo.sh).
-append=no_timer_check
-if [ "$(cat "$BUILD/.accel" 2>/dev/null || echo tcg)" != kvm ]; then
-	mhz=$(dmesg 2>/dev/null | sed -n 's/.*tsc: Detected \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
-	[ -n "$mhz" ] || mhz=$(awk -F': ' '/^cpu MHz/ {print $2; exit}' /proc/cpuinfo)
-	[ -n "$mhz" ] && append="$append tsc_early_khz=$(awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}') tsc=reliable"
-fi
-exec "$ROOT/scripts/qemu-run.sh" --kernel "$kernel" --image "$image" --interactive --mem "$mem" --cpus "$cpus" --append "$append" \
+exec "$ROOT/scripts/qemu-run.sh" --kernel "$kernel" --image "$image" --interactive --mem "$mem" --cpus "$cpus" \
 	--hostfwd "$port:11211" --run-dir "$dir/guest" \
 	--script "$ROOT/image/guest/experiment-shell.sh" --file "$dir/run.env"
