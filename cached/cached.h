@@ -70,6 +70,7 @@ struct stats {
 	uint64_t purged_ranges, purged_objects, rebuilds, rebuild_usec;
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
+	uint64_t compacted_objects;
 	uint64_t marks, unmarks;
 };
 extern struct stats stats;

@@ -93,6 +93,7 @@ void stats_emit(struct evbuffer *out)
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
+	U("compacted_objects", s.compacted_objects);
 	U("psi_events", s.psi_events);
 	U("psi_drops", s.psi_drops);
 	U("psi_dropped_bytes", s.psi_dropped_bytes);

@@ -593,8 +593,70 @@ bool store_touch_hot(struct item *it, uint32_t now)
 	return true;
 }
 
+/*
+ * Under a skewed popularity (Zipf) a few hot objects keep almost every
+ * segment awake, and a segment goes volatile only when all its objects
+ * went idle.  A sealed segment whose objects used in the last idle_secs
+ * take at most 1/COMPACT_HOT of its bytes has them copied forward into
+ * the active segment, so that the rest, idle, goes volatile on this tick
+ * (and a segment left with only dead bytes is freed).  Returns true when
+ * the segment was compacted.
+ */
+#define COMPACT_HOT 8
+#define COMPACT_MAX 16          /* segments per tick: bounds the lock hold */
+#define COMPACT_SCAN 16384      /* objects looked at per tick, likewise */
+static uint32_t compact_cursor;
+
+static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
+{
+	struct seg *g = &segs[s];
+	struct item *it, *next;
+	uint64_t hot = 0;
+	uint32_t newest = 0;
+	bool done = true;
+
+	for (it = g->items; it; it = it->snext)
+		if (now - it->atime < idle_secs)
+			hot += it->vlen + 2;
+	if (!hot || hot * COMPACT_HOT > g->used)
+		return false;
+	g->pinned = 1;
+	for (it = g->items; it; it = next) {
+		uint32_t ns;
+		uint64_t noff;
+
+		next = it->snext;
+		if (now - it->atime >= idle_secs) {
+			if (it->atime > newest)
+				newest = it->atime;
+			continue;
+		}
+		if (store_reserve(it->vlen + 2, &ns, &noff) != 0) {
+			done = false;
+			break;
+		}
+		memcpy(store_ptr(noff), store_ptr(it->off), it->vlen + 2);
+		store_unlink(it);
+		it->seg = ns;
+		it->off = noff;
+		store_link(it);
+		stats.compacted_objects++;
+	}
+	g->pinned = 0;
+	if (g->nitems == 0) {
+		seg_free(s);
+		return done;
+	}
+	if (done)
+		g->atime = newest;
+	return done;
+}
+
 void store_tick(uint32_t now, uint32_t idle_secs)
 {
+	uint32_t compacted = 0;
+	uint64_t scanned = 0;
+
 	store_sweep();
 	if (active != SEG_NONE && now - segs[active].atime >= idle_secs) {
 		uint32_t old = active;
@@ -605,6 +667,20 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 	}
 	if (!vol_enabled)
 		return;
+	for (uint32_t n = 0; n < nslots && scanned < COMPACT_SCAN &&
+	     compacted < COMPACT_MAX; n++) {
+		uint32_t s = compact_cursor;
+		struct seg *g = &segs[s];
+
+		if (++compact_cursor >= nslots)
+			compact_cursor = 0;
+		if (g->kind != SEG_SMALL || g->vol || s == active || g->pinned ||
+		    g->zombie || !g->nitems || now - g->atime >= idle_secs)
+			continue;
+		scanned += g->nitems;
+		if (seg_compact(s, now, idle_secs))
+			compacted++;
+	}
 	for (uint32_t s = 0; s < nslots; s++) {
 		struct seg *g = &segs[s];
 		uint64_t len;

@@ -283,6 +283,63 @@ static void test_volatile(void)
 	printf("ok - volatile\n");
 }
 
+/* Hot objects scattered over otherwise idle segments are copied forward. */
+static void test_compact(void)
+{
+	char key[32], val[1100];
+	struct store_stats st;
+	int moved = 0, hot_ok = 0, nhot = 0;
+
+	setup(16);
+	for (int i = 0; i < 4000; i++) {
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	/* one object in 40 stays in use, as under a Zipf popularity */
+	uint32_t seg_before[4000 / 40];
+	for (int i = 0; i < 4000; i += 40) {
+		struct item *it;
+
+		sprintf(key, "c%d", i);
+		it = get(key);
+		it->atime = current_time;
+		store_touch_hot(it, current_time);
+		seg_before[i / 40] = it->seg;
+	}
+	store_tick(current_time, 10);
+	store_get_stats(&st);
+	CHECK(stats.compacted_objects > 0, "hot objects copied forward (%llu)",
+	      (unsigned long long)stats.compacted_objects);
+	CHECK(st.volatile_ranges >= 2, "the idle rest went volatile (%llu ranges)",
+	      (unsigned long long)st.volatile_ranges);
+	purge_all();
+	for (int i = 0; i < 4000; i += 40) {
+		struct item *it;
+
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		it = get(key);
+		nhot++;
+		if (it && it->seg != seg_before[i / 40])
+			moved++;
+		if (value_is(it, val))
+			hot_ok++;
+	}
+	CHECK(moved > 0, "hot objects moved (%d of %d)", moved, nhot);
+	CHECK(hot_ok == nhot, "every hot object survives the purge (%d of %d)",
+	      hot_ok, nhot);
+	{
+		struct item *it = get("c1");
+
+		CHECK(it && !cache_readable(it) && it->state == ITEM_LOST,
+		      "an idle object was purged");
+	}
+	teardown();
+	printf("ok - compact\n");
+}
+
 /* A reply that points into a segment keeps it from being reused. */
 static void test_zero_copy(void)
 {
@@ -381,6 +438,7 @@ int main(void)
 	test_semantics();
 	test_eviction();
 	test_volatile();
+	test_compact();
 	test_zero_copy();
 	test_parser();
 	printf("%d checks, %d failed\n", checks, failures);
