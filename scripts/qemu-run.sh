@@ -102,12 +102,20 @@ accel() {
 	cat "$probe"
 }
 acc=$(accel)
-[ "$acc" = kvm ] && accel_args=(-enable-kvm -cpu host) || accel_args=(-accel tcg,thread=multi -cpu max)
+# la57=off: 4-level paging, as on most machines.  With -cpu max the guest
+# ran 5-level paging, and the debug kernel on one CPU then reported a KASAN
+# wild-memory-access in rcu_is_watching() from an early boot interrupt.
+[ "$acc" = kvm ] && accel_args=(-enable-kvm -cpu host) || accel_args=(-accel tcg,thread=multi -cpu max,la57=off)
 
 mode=job
 [ "$interactive" = 1 ] && mode=shell
 # no_timer_check: under TCG on a busy host the IO-APIC timer check can fail
 # and panic the boot ("IO-APIC + timer doesn't work!").
+#
+# acpi=noirq: the guest takes its CPUs from ACPI, but PCI interrupts from
+# the MP table as before.  QEMU's _PRT method loops over 128 entries in
+# AML; on the debug kernel under TCG each evaluation ran into ACPICA's 30 s
+# loop timeout (AE_AML_LOOP_TIMEOUT, "no GSI") and stalled RCU.
 #
 # The guest's clock.  Under TCG the guest reads the host's TSC, but a guest
 # starved by a busy host can calibrate it at a fraction of its rate (seen:
@@ -120,7 +128,7 @@ if [ "$acc" != kvm ]; then
 	khz=$(host_tsc_khz || true)
 	[ -z "$khz" ] || clock="tsc_early_khz=$khz tsc=reliable "
 fi
-cmdline="console=ttyS0 root=/dev/vda ro rootfstype=ext4 init=/sbin/init panic=-1 no_timer_check ${clock}appliance.mode=$mode $append"
+cmdline="console=ttyS0 root=/dev/vda ro rootfstype=ext4 init=/sbin/init panic=-1 no_timer_check acpi=noirq ${clock}appliance.mode=$mode $append"
 qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$mem"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -append "$cmdline"
