@@ -85,6 +85,9 @@ done <"$OUT/volatile_ranges.results"
 if [ "$seen" -eq 0 ] || { [ "$rc" -ne 0 ] && ! grep -q '^F ' "$OUT/volatile_ranges.results"; }; then
 	not_ok "volatile_ranges: exit status $rc"
 fi
+if grep -q '^S pressure.purge_order_oldest_first' "$OUT/volatile_ranges.results"; then
+	not_ok "volatile_ranges: the purge order test did not run (it needs CONFIG_SHRINKER_DEBUG)"
+fi
 if [ -n "${SWAPDEV:-}" ] && grep -q '^S swap.purged_not_swapped' "$OUT/volatile_ranges.results"; then
 	not_ok "volatile_ranges: the swap test did not run although $SWAPDEV is there"
 fi
