@@ -338,6 +338,18 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	return served;
 }
 
+/* A get (or gat) answered with a value; cache_lock held. */
+static void count_hit(bool touch)
+{
+	if (touch) {
+		stats.cmd_touch++;
+		stats.touch_hits++;
+	} else {
+		stats.cmd_get++;
+	}
+	stats.get_hits++;
+}
+
 /*
  * One key of a get: serve it, rebuild it from a synchronous origin, or
  * count a miss.  For the upstream origin in its first pass (collect), a
@@ -365,13 +377,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 					  store_ptr(it->off), it->vlen);
 		} else {
 			emit_item(c->gbuf, it, ret_cas);
-			if (touch) {
-				stats.cmd_touch++;
-				stats.touch_hits++;
-			} else {
-				stats.cmd_get++;
-			}
-			stats.get_hits++;
+			count_hit(touch);
 		}
 		pthread_rwlock_unlock(&cache_lock);
 		return true;
@@ -411,13 +417,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 					    ret_cas, 0),
 				evbuffer_add(c->gbuf, val, vlen + 2);
 			free(val);
-			if (touch) {
-				stats.cmd_touch++;
-				stats.touch_hits++;
-			} else {
-				stats.cmd_get++;
-			}
-			stats.get_hits++;
+			count_hit(touch);
 			pthread_rwlock_unlock(&cache_lock);
 			return true;
 		}
@@ -431,13 +431,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		if (f) {
 			emit_header(c->gbuf, key, nkey, f->flags, f->vlen, ret_cas, 0);
 			evbuffer_add(c->gbuf, f->data + nkey, (size_t)f->vlen + 2);
-			if (touch) {
-				stats.cmd_touch++;
-				stats.touch_hits++;
-			} else {
-				stats.cmd_get++;
-			}
-			stats.get_hits++;
+			count_hit(touch);
 			pthread_rwlock_unlock(&cache_lock);
 			return true;
 		}
