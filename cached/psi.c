@@ -90,7 +90,7 @@ static void follow_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(follow_ev, &second);
 }
 
-/* Drain the epoll set and drop a slice of the coldest data. */
+/* The trigger fired: drop a slice of the coldest data. */
 static void psi_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct epoll_event evs[4];
@@ -98,8 +98,13 @@ static void psi_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 
-	if (epoll_wait(fd, evs, 4, 0) <= 0)
-		return;
+	/*
+	 * The kernel hands a trigger's event to the first poll that asks:
+	 * here that is the main loop's check of the epoll fd, so the
+	 * epoll_wait() below finds nothing.  That the epoll fd became
+	 * readable is the event; the call only drains the set.
+	 */
+	epoll_wait(fd, evs, 4, 0);
 	pthread_rwlock_wrlock(&cache_lock);
 	stats.psi_events++;
 	stats.psi_drops++;

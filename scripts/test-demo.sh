@@ -68,6 +68,13 @@ try:
         rows = list(csv.DictReader(f))
     check("samples.csv parses", len(rows) > 10 and {"mode", "t", "mem_available_kb"} <= set(rows[0]), "%d rows" % len(rows))
     check("samples.csv has every mode", {r["mode"] for r in rows} >= set(modes), str(sorted({r["mode"] for r in rows})))
+    # The guest stalls on memory in every mode without purges; the psi
+    # mode's trigger must have fired and made the daemon drop data.
+    ev = max([int(r["psi_events"] or 0) for r in rows if r["mode"] == "psi"] or [0])
+    stall = max([int(r["psi_some_us"] or 0) for r in rows if r["mode"] == "psi"] or [0])
+    dropped = max([int(r["psi_dropped_bytes"] or 0) for r in rows if r["mode"] == "psi"] or [0])
+    check("psi mode reacted to memory pressure", ev > 0 and dropped > 0,
+          "%d PSI events, %d bytes dropped, %.1f s of stall" % (ev, dropped, stall / 1e6))
 except Exception as e:  # noqa: BLE001 - any failure to parse is the finding
     check("samples.csv parses", False, str(e))
 s = {}
