@@ -24,6 +24,9 @@ trap 'rm -rf "$tmp"' EXIT
 git -C "$TREE" format-patch -q --zero-commit --base=base --cover-letter \
 	--cover-from-description=message --thread=shallow --no-signature \
 	-o "$tmp" base..HEAD
+# Message-Ids carry the time of the export: use the tip's commit time.
+t=$(git -C "$TREE" log -1 --format=%ct HEAD)
+sed -i -E "/^(Message-Id|In-Reply-To|References): /s/\.[0-9]+\.git\./.$t.git./" "$tmp"/*.patch
 rm -f "$ROOT"/kernel/patches/*.patch
 cp "$tmp"/*.patch "$ROOT/kernel/patches/"
 series_hash >"$TREE/.git/series-hash"
