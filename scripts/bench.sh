@@ -3,13 +3,15 @@
 #   kernel   the cost of a VOLATILE+NONVOLATILE pair at 1, 1,000 and 100,000
 #            ranges next to a null fadvise, in the guest (volatile_bench)
 #   cached   cached against Debian's memcached on the host (make -C cached bench)
+#   cached-guest  cached --mode volatile against --mode pinned in the guest,
+#            on the patched kernel, everything hot (image/guest/cached-bench.sh)
 #   loadgen  loadgen against memcaslap on the host (make -C loadgen bench)
 #
-# usage: scripts/bench.sh [kernel|cached|loadgen]...   (default: all)
+# usage: scripts/bench.sh [kernel|cached|cached-guest|loadgen]...   (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-parts=${*:-kernel cached loadgen}
+parts=${*:-kernel cached cached-guest loadgen}
 for part in $parts; do
 	case $part in
 	kernel)
@@ -17,10 +19,15 @@ for part in $parts; do
 		"$ROOT/scripts/qemu-run.sh" --name bench --timeout 900 \
 			-- /usr/libexec/volatile/volatile_bench
 		;;
+	cached-guest)
+		say "cached-guest: volatile against pinned mode on the patched kernel, in the guest"
+		"$ROOT/scripts/qemu-run.sh" --name bench-cached --timeout 1800 \
+			--script "$ROOT/image/guest/cached-bench.sh"
+		;;
 	cached | loadgen)
 		say "$part: make -C $part bench"
 		make -s -C "$ROOT/$part" bench
 		;;
-	*) echo "usage: $0 [kernel|cached|loadgen]..." >&2; exit 64 ;;
+	*) echo "usage: $0 [kernel|cached|cached-guest|loadgen]..." >&2; exit 64 ;;
 	esac
 done
