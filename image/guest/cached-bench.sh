@@ -77,13 +77,14 @@ function median(a, n,    i, j, t) {
 	if ($7 > vb[k]) vb[k] = $7
 	eff[k] = $8
 	if ($9 != 0) bad++
-	sizes[$1] = 1
+	if (!($1 in sizes)) { sizes[$1] = 1; order[++nsizes] = $1 }
 	pair[$1, $2, $3] = $4
 	rounds[$1] = $2 > rounds[$1] ? $2 : rounds[$1]
 }
 END {
 	printf "%-6s %-9s %-9s %10s %9s %9s %15s\n", "value", "mode", "runs as", "ops/s", "p50 us", "p99 us", "volatile bytes"
-	for (s in sizes) {
+	for (o = 1; o <= nsizes; o++) {
+		s = order[o]
 		for (m = 0; m < 2; m++) {
 			mode = m ? "volatile" : "pinned"
 			k = s SUBSEP mode
