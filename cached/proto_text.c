@@ -338,16 +338,22 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	return served;
 }
 
-/* A get (or gat) answered with a value; cache_lock held. */
-static void count_hit(bool touch)
+/* One key of a get (or gat), answered with a value or not; cache_lock held. */
+static void count_get(bool touch, bool hit)
 {
 	if (touch) {
 		stats.cmd_touch++;
-		stats.touch_hits++;
+		if (hit)
+			stats.touch_hits++;
+		else
+			stats.touch_misses++;
 	} else {
 		stats.cmd_get++;
 	}
-	stats.get_hits++;
+	if (hit)
+		stats.get_hits++;
+	else
+		stats.get_misses++;
 }
 
 /*
@@ -377,7 +383,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 					  store_ptr(it->off), it->vlen);
 		} else {
 			emit_item(c->gbuf, it, ret_cas);
-			count_hit(touch);
+			count_get(touch, true);
 		}
 		pthread_rwlock_unlock(&cache_lock);
 		return true;
@@ -417,7 +423,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 					    ret_cas, 0),
 				evbuffer_add(c->gbuf, val, vlen + 2);
 			free(val);
-			count_hit(touch);
+			count_get(touch, true);
 			pthread_rwlock_unlock(&cache_lock);
 			return true;
 		}
@@ -431,7 +437,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		if (f) {
 			emit_header(c->gbuf, key, nkey, f->flags, f->vlen, ret_cas, 0);
 			evbuffer_add(c->gbuf, f->data + nkey, (size_t)f->vlen + 2);
-			count_hit(touch);
+			count_get(touch, true);
 			pthread_rwlock_unlock(&cache_lock);
 			return true;
 		}
@@ -440,13 +446,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		stats.purge_misses++;
 		cache_drop_lost(it);
 	}
-	if (touch) {
-		stats.cmd_touch++;
-		stats.touch_misses++;
-	} else {
-		stats.cmd_get++;
-	}
-	stats.get_misses++;
+	count_get(touch, false);
 	pthread_rwlock_unlock(&cache_lock);
 	return false;
 }
