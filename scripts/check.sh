@@ -136,6 +136,7 @@ host_suite loadgen make -C "$ROOT/loadgen" check
 host_suite fleet "$ROOT/scripts/test-fleet.sh"
 
 normal_lane() {
+	host_suite series "$ROOT/scripts/test-series.sh"
 	host_suite runner "$ROOT/scripts/test-runner.sh"
 	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
 		--swap 256 --timeout 900
@@ -158,7 +159,7 @@ debug_lane() {
 		--timeout 900
 }
 
-GUEST_SUITES="runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
+GUEST_SUITES="series runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
 	debug-kernel-stress debug-cached-guest"
 guest_wanted=0
 for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done

@@ -14,6 +14,8 @@ PACKAGES=(
 	# kernel build
 	"linux-source-$KERNEL_VERSION" gcc make bc flex bison libelf-dev libssl-dev
 	cpio ccache kmod rsync git perl python3
+	# checkpatch.pl (its spdxcheck.py)
+	python3-ply python3-git
 	# guest
 	qemu-system-x86 busybox-static stress-ng e2fsprogs
 	# user space: daemon, load generator, their tests and fuzzers

@@ -22,11 +22,14 @@ git -C "$TREE" config branch.volatile.description "$(cat "$ROOT/kernel/cover-let
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$TREE" format-patch -q --zero-commit --base=base --cover-letter \
-	--cover-from-description=message --thread=shallow --no-signature \
+	--cover-from-description=subject --thread=shallow --no-signature \
 	-o "$tmp" base..HEAD
-# Message-Ids carry the time of the export: use the tip's commit time.
+# Message-Ids and the cover letter's date carry the time of the export:
+# use the tip's commit time.
 t=$(git -C "$TREE" log -1 --format=%ct HEAD)
+d=$(git -C "$TREE" log -1 --format=%cD HEAD)
 sed -i -E "/^(Message-Id|In-Reply-To|References): /s/\.[0-9]+\.git\./.$t.git./" "$tmp"/*.patch
+sed -i "1,/^\$/s/^Date: .*/Date: $d/" "$tmp"/0000-cover-letter.patch
 rm -f "$ROOT"/kernel/patches/*.patch
 cp "$tmp"/*.patch "$ROOT/kernel/patches/"
 series_hash >"$TREE/.git/series-hash"
