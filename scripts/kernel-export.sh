@@ -26,8 +26,7 @@ git -C "$TREE" format-patch -q --zero-commit --base=base --cover-letter \
 	-o "$tmp" base..HEAD
 # Message-Ids and the cover letter's date carry the time of the export:
 # use the tip's commit time.
-t=$(git -C "$TREE" log -1 --format=%ct HEAD)
-d=$(git -C "$TREE" log -1 --format=%cD HEAD)
+read -r t d < <(git -C "$TREE" log -1 --format='%ct %cD' HEAD)
 sed -i -E "/^(Message-Id|In-Reply-To|References): /s/\.[0-9]+\.git\./.$t.git./" "$tmp"/*.patch
 sed -i "1,/^\$/s/^Date: .*/Date: $d/" "$tmp"/0000-cover-letter.patch
 rm -f "$ROOT"/kernel/patches/*.patch

@@ -74,3 +74,24 @@ host_tsc_khz() {
 	[ -n "$mhz" ] || mhz=$(awk -F': ' '/^cpu MHz/ {print $2; exit}' /proc/cpuinfo)
 	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}'
 }
+
+# check NAME CMD...: one assertion of a test script: run CMD, print
+# "PASS NAME" or "FAIL NAME", and count it.  check_totals prints the
+# "N passed, N failed" line and fails if anything did.
+pass=0 fail=0
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		echo "PASS $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $name"
+		fail=$((fail + 1))
+	fi
+}
+
+check_totals() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}

@@ -13,19 +13,6 @@ RUN=$ROOT/scripts/qemu-run.sh
 T=$BUILD/check/runner-tests
 rm -rf "$T"
 mkdir -p "$T"
-pass=0 fail=0
-
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		echo "PASS $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL $name"
-		fail=$((fail + 1))
-	fi
-}
 
 # runner NAME ARGS...: run qemu-run.sh, keep its status in $T/NAME.rc.
 runner() {
@@ -59,5 +46,4 @@ runner nokernel --kernel "$T/no-such-kernel" -- true
 check "a missing kernel is a clear error" grep -q 'no kernel at' "$T/nokernel.out"
 check "a missing kernel fails" test "$(cat "$T/nokernel.rc")" != 0
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_totals

@@ -13,19 +13,6 @@ set -euo pipefail
 TREE=$BUILD/linux
 PATCHES=$ROOT/kernel/patches
 [ -x "$TREE/scripts/checkpatch.pl" ] || die "no kernel tree: run 'make kernel-tree' first"
-pass=0 fail=0
-
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		echo "PASS $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL $name"
-		fail=$((fail + 1))
-	fi
-}
 
 mapfile -t patches < <(ls "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch | grep -v /0000-cover-letter.patch)
 n=${#patches[@]}
@@ -91,5 +78,4 @@ for p in "${patches[@]}"; do
 	check "$name passes checkpatch --strict" checkpatch_clean "$p"
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_totals
