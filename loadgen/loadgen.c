@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -126,6 +127,7 @@ struct thread {
 	int id;
 	pthread_t tid;
 	int epfd, tfd;
+	int wakefd;		/* eventfd: the main thread changed the phase */
 	int64_t timer_armed;
 	struct conn *conns;
 	int nconns;
@@ -797,6 +799,13 @@ static void *thread_main(void *arg)
 				t->timer_armed = 0;
 				continue;
 			}
+			if (evs[i].data.ptr == t) {
+				uint64_t x;
+
+				if (read(t->wakefd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+					die("eventfd: %s", strerror(errno));
+				continue;
+			}
 			conn_event(evs[i].data.ptr, evs[i].events, now);
 		}
 		pthread_mutex_unlock(&t->lock);
@@ -805,6 +814,15 @@ static void *thread_main(void *arg)
 		t->t_end = now_ns();
 	atomic_store(&t->done, 1);
 	return NULL;
+}
+
+/* Make a thread leave epoll_wait and look at the phase again. */
+static void thread_wake(struct thread *t)
+{
+	uint64_t one = 1;
+
+	if (write(t->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		die("eventfd: %s", strerror(errno));
 }
 
 static void thread_init(struct thread *t, int id)
@@ -821,6 +839,10 @@ static void thread_init(struct thread *t, int id)
 		die("epoll/timerfd: %s", strerror(errno));
 	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->tfd, &ev))
 		die("epoll_ctl: %s", strerror(errno));
+	t->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.data.ptr = t;
+	if (t->wakefd < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->wakefd, &ev))
+		die("eventfd: %s", strerror(errno));
 	t->timer_armed = INT64_MAX;
 	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1);
 	if (cfg.zipf)
@@ -1435,6 +1457,14 @@ int main(int argc, char **argv)
 	cpu0 = cpu_seconds();
 	atomic_store(&g_t0, t0);
 	atomic_store(&g_phase, PH_RUN);
+	/*
+	 * Wake every thread now: the schedule starts at t0, and a thread left
+	 * asleep in epoll_wait (up to its 100 ms timeout) would send its first
+	 * requests late, count that delay as latency, and lose it from the
+	 * measured throughput.
+	 */
+	for (int i = 0; i < cfg.threads; i++)
+		thread_wake(&threads[i]);
 	last_ivl = last_prog = t0;
 	next_ivl = cfg.interval > 0 ? t0 + (int64_t)(cfg.interval * 1e9) : INT64_MAX;
 	next_prog = tty ? t0 + 1000000000LL : INT64_MAX;
