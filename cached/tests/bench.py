@@ -1,12 +1,27 @@
 #!/usr/bin/python3
 """make bench: cached against Debian's memcached 1.6 with the same load
 tool, threads (-t 2), memory (-m 256) and mix (90% get, 10% set; 100-byte
-and 4 KiB values), interleaved rounds in one run, medians reported side by
-side; then index memory per object next to memcached's per-item overhead.
+and 4 KiB values), side by side in one run; then index memory per object
+next to memcached's per-item overhead.
+
+For each value size the three servers (memcached, cached --mode pinned,
+cached --mode volatile) run at once on their own ports, each warmed with
+every key; only one is driven at a time.  Two phases:
+
+  throughput  closed loop (loadgen -t 2 -c 8), BENCH_ROUNDS rounds of
+              BENCH_SECONDS each per server, the order rotated every round;
+              a server's ratio is the median over rounds of its ops/s over
+              memcached's in the same round, with a 95% confidence interval
+              of that median (sign test on the per-round ratios).
+  latency     open loop at one fixed rate for all three, half of
+              memcached's closed-loop throughput (BENCH_RATE overrides):
+              p50/p99/p99.9 at the same offered load, medians over
+              BENCH_LAT_ROUNDS rounds, the order rotated.
 
 Load tool: the project's loadgen (../loadgen/loadgen) when it is built,
 else memcaslap from libmemcached-tools (throughput only)."""
 import json
+import math
 import os
 import re
 import shutil
@@ -14,14 +29,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import util
 
 ROOT = os.path.abspath(os.path.join(util.HERE, "..", ".."))
 LOADGEN = os.environ.get("LOADGEN", os.path.join(ROOT, "loadgen", "loadgen"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
+LAT_ROUNDS = int(os.environ.get("BENCH_LAT_ROUNDS", "4"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
+RATE = int(os.environ.get("BENCH_RATE", "0"))
 KEYS = 10000
 
 SERVERS = [
@@ -29,7 +45,12 @@ SERVERS = [
     ("cached pinned", lambda: util.start_cached("-m", "256", "--mode", "pinned")),
     ("cached volatile", lambda: util.start_cached("-m", "256", "--mode", "volatile")),
 ]
+BASE = SERVERS[0][0]
 SIZES = [int(x) for x in os.environ.get("BENCH_SIZES", "100,4096").split(",")]
+
+
+def say(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
 
 
 def proc_cpu(pid):
@@ -37,32 +58,98 @@ def proc_cpu(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_loadgen(proc, port, size):
+def loadgen_argv(port, size):
+    return [LOADGEN, "-s", "127.0.0.1:%d" % port, "-t", "2", "-c", "8", "-k", str(KEYS),
+            "--gen", "size=%d" % size, "--get-ratio", "0.9", "-q"]
+
+
+def warm_loadgen(port, size):
+    subprocess.run(loadgen_argv(port, size) + ["--warmup", "-n", "1"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+
+
+def run_loadgen(proc, port, size, rate=0):
+    """One round: ops/s, p50, p99, p99.9 (us), server CPU us per request."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    base = [LOADGEN, "-s", "127.0.0.1:%d" % port, "-t", "2", "-c", "8", "-k", str(KEYS),
-            "--gen", "size=%d" % size, "--get-ratio", "0.9", "-q"]
-    subprocess.run(base + ["--warmup", "-n", "1"], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=120)
+    argv = loadgen_argv(port, size) + ["-d", str(SECONDS), "-j", path]
+    if rate:
+        argv += ["-r", str(rate)]
     c0 = proc_cpu(proc.pid)
-    subprocess.run(base + ["-d", str(SECONDS), "-j", path],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=120)
     c1 = proc_cpu(proc.pid)
     d = json.load(open(path))
     os.unlink(path)
-    return d["ops_per_s"], d["p50_us"], d["p99_us"], (c1 - c0) * 1e6 / max(d["ops"], 1)
+    return (d["ops_per_s"], d["p50_us"], d["p99_us"], d["p999_us"],
+            (c1 - c0) * 1e6 / max(d["ops"], 1))
 
 
-def run_memcaslap(proc, port, size):
+def warm_memcaslap(port, size):
+    run_memcaslap(None, port, size)
+
+
+def run_memcaslap(proc, port, size, rate=0):
     cfg = tempfile.NamedTemporaryFile("w", suffix=".cfg", delete=False)
     cfg.write("key\n16 16 1\nvalue\n%d %d 1\ncmd\n0 0.1\n1 0.9\n" % (size, size))
     cfg.close()
     r = subprocess.run(["memcaslap", "-s", "127.0.0.1:%d" % port, "-T", "2", "-c", "16",
-                        "-t", "%ds" % int(SECONDS), "-F", cfg.name, "-x", str(KEYS)],
+                        "-t", "%ds" % max(1, int(SECONDS)), "-F", cfg.name, "-x", str(KEYS)],
                        capture_output=True, text=True, timeout=120)
     os.unlink(cfg.name)
     m = re.findall(r"TPS:\s*(\d+)", r.stdout)
-    return (float(m[-1]) if m else 0.0), float("nan"), float("nan"), float("nan")
+    nan = float("nan")
+    return (float(m[-1]) if m else 0.0), nan, nan, nan, nan
+
+
+def median_ci(xs):
+    """Median of xs and a distribution-free interval around it holding the
+    true median with >= 95% probability (order statistics, sign test)."""
+    xs = sorted(xs)
+    n = len(xs)
+    k, tail = 0, 0.0
+    while k < n // 2:
+        p = math.comb(n, k) / 2 ** n
+        if 2 * (tail + p) > 0.05:
+            break
+        tail += p
+        k += 1
+    if k == 0:
+        return statistics.median(xs), float("nan"), float("nan")
+    return statistics.median(xs), xs[k - 1], xs[n - k]
+
+
+def rotated(seq, r):
+    r %= len(seq)
+    return seq[r:] + seq[:r]
+
+
+def bench_size(size, runner, warm, have_loadgen):
+    procs = {}
+    try:
+        for name, start in SERVERS:
+            procs[name] = start()
+            warm(procs[name][1], size)
+        modes = {name: util.stats(port).get("mode", "-") for name, (_, port) in procs.items()}
+        thr = {name: [] for name, _ in SERVERS}
+        for r in range(ROUNDS):
+            say("%d B: throughput round %d/%d" % (size, r + 1, ROUNDS))
+            for name, _ in rotated(SERVERS, r):
+                proc, port = procs[name]
+                thr[name].append(runner(proc, port, size))
+        lat, rate = {}, 0
+        if have_loadgen and LAT_ROUNDS > 0:
+            rate = RATE or int(round(statistics.median(x[0] for x in thr[BASE]) / 2, -3))
+            lat = {name: [] for name, _ in SERVERS}
+            for r in range(LAT_ROUNDS):
+                say("%d B: latency round %d/%d at %d ops/s" % (size, r + 1, LAT_ROUNDS, rate))
+                for name, _ in rotated(SERVERS, r):
+                    proc, port = procs[name]
+                    lat[name].append(runner(proc, port, size, rate))
+    finally:
+        for proc, _ in procs.values():
+            util.stop(proc)
+    return thr, lat, rate, modes
 
 
 def overheads():
@@ -92,50 +179,64 @@ def overheads():
     return rows, n, size
 
 
+def label(size):
+    return "%dB" % size if size < 1024 else "%dKiB" % (size // 1024)
+
+
 def main():
     have_loadgen = os.access(LOADGEN, os.X_OK)
     if not have_loadgen and not shutil.which("memcaslap"):
         print("bench: neither loadgen nor memcaslap found")
         return 1
-    tool = "loadgen -t 2 -c 8 (closed loop)" if have_loadgen else "memcaslap -T 2 -c 16"
+    if ROUNDS < 1 or SECONDS <= 0:
+        print("bench: BENCH_ROUNDS must be >= 1 and BENCH_SECONDS > 0")
+        return 1
+    tool = "loadgen -t 2 -c 8" if have_loadgen else "memcaslap -T 2 -c 16"
     runner = run_loadgen if have_loadgen else run_memcaslap
-    results = {}
-    for r in range(ROUNDS):
-        for size in SIZES:
-            # alternate the order so neither server always runs first
-            for name, start in (SERVERS if r % 2 == 0 else SERVERS[::-1]):
-                proc, port = start()
-                try:
-                    results.setdefault((name, size), []).append(runner(proc, port, size))
-                    mode = util.stats(port).get("mode", "-")
-                finally:
-                    util.stop(proc)
-                results.setdefault(("mode", name), mode)
-    print("ratio = median over rounds of ops/s divided by memcached's in the same round")
-    print("cached vs memcached: -t 2, -m 256, %d keys, 90%% get / 10%% set, %s, %gs x %d rounds (median)"
-          % (KEYS, tool, SECONDS, ROUNDS))
-    print("load average before the run: %s" % open("/proc/loadavg").read().split()[0])
-    print("%-16s %-6s %12s %8s %9s %9s %11s  %s" % ("server", "value", "ops/s", "ratio", "p50 us", "p99 us",
-                                                 "cpu us/op", "mode"))
+    warm = warm_loadgen if have_loadgen else warm_memcaslap
+    load = open("/proc/loadavg").read().split()[0]
+    results = {size: bench_size(size, runner, warm, have_loadgen) for size in SIZES}
+
+    print("cached vs memcached: -t 2, -m 256, %d keys, 90%% get / 10%% set, %s" % (KEYS, tool))
+    print("load average before the run: %s" % load)
+    print()
+    print("throughput: closed loop, %d rounds of %gs per server, order rotated each round" %
+          (ROUNDS, SECONDS))
+    print("ratio: median over rounds of ops/s / memcached's ops/s in the same round, "
+          "[95% confidence interval]")
+    print("%-16s %-6s %10s %7s %17s %9s %9s %10s  %s" % (
+        "server", "value", "ops/s", "ratio", "95% CI", "p50 us", "p99 us", "cpu us/op", "mode"))
     for size in SIZES:
-        base = statistics.median(x[0] for x in results[("memcached 1.6", size)])
-        pinned = statistics.median(x[0] for x in results[("cached pinned", size)])
+        thr, _, _, modes = results[size]
         for name, _ in SERVERS:
-            xs = results[(name, size)]
-            ops = statistics.median(x[0] for x in xs)
-            p50 = statistics.median(x[1] for x in xs)
-            p99 = statistics.median(x[2] for x in xs)
-            cpu = statistics.median(x[3] for x in xs)
-            # ratio: median over rounds of this server / memcached in the
-            # same round, which shares the background load best
-            ratio = statistics.median(a[0] / b[0] for a, b in zip(xs, results[("memcached 1.6", size)]))
-            print("%-16s %-6s %12.0f %7.2fx %9.1f %9.1f %11.2f  %s" % (
-                name, "%dB" % size if size < 1024 else "%dKiB" % (size // 1024), ops, ratio, p50, p99,
-                cpu, results[("mode", name)]))
-        vol = statistics.median(a[0] / b[0] for a, b in zip(results[("cached volatile", size)],
-                                                             results[("cached pinned", size)]))
-        print("%-16s %-6s volatile/pinned %.2fx (median of per-round ratios)" % ("", "", vol))
+            xs = thr[name]
+            med, lo, hi = median_ci([a[0] / b[0] for a, b in zip(xs, thr[BASE])])
+            print("%-16s %-6s %10.0f %6.2fx %17s %9.1f %9.1f %10.2f  %s" % (
+                name, label(size), statistics.median(x[0] for x in xs), med,
+                "[%.2f, %.2f]" % (lo, hi), statistics.median(x[1] for x in xs),
+                statistics.median(x[2] for x in xs), statistics.median(x[4] for x in xs),
+                modes[name]))
+        med, lo, hi = median_ci([a[0] / b[0] for a, b in zip(thr["cached volatile"],
+                                                             thr["cached pinned"])])
+        print("%-16s %-6s volatile/pinned %.2fx [%.2f, %.2f]" % ("", "", med, lo, hi))
+    if any(results[s][1] for s in SIZES):
+        print()
+        print("latency: open loop, the same offered rate for every server (half of "
+              "memcached's closed-loop ops/s), %d rounds of %gs, medians" % (LAT_ROUNDS, SECONDS))
+        print("%-16s %-6s %9s %9s %9s %9s %10s %10s" % (
+            "server", "value", "rate", "ops/s", "p50 us", "p99 us", "p99.9 us", "p99/memc"))
+        for size in SIZES:
+            _, lat, rate, _ = results[size]
+            base99 = statistics.median(x[2] for x in lat[BASE])
+            for name, _ in SERVERS:
+                xs = lat[name]
+                p99 = statistics.median(x[2] for x in xs)
+                print("%-16s %-6s %9d %9.0f %9.1f %9.1f %10.1f %9.2fx" % (
+                    name, label(size), rate, statistics.median(x[0] for x in xs),
+                    statistics.median(x[1] for x in xs), p99,
+                    statistics.median(x[3] for x in xs), p99 / base99))
     rows, n, size = overheads()
+    print()
     print("memory per object (%d objects of %d bytes):" % (n, size))
     for name, text in rows:
         print("  %-14s %s" % (name, text))
