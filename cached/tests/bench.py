@@ -119,6 +119,10 @@ def median_ci(xs):
     return statistics.median(xs), xs[k - 1], xs[n - k]
 
 
+def ci_text(lo, hi):
+    return "n/a (< 6 rounds)" if math.isnan(lo) else "[%.2f, %.2f]" % (lo, hi)
+
+
 def rotated(seq, r):
     r %= len(seq)
     return seq[r:] + seq[:r]
@@ -213,12 +217,12 @@ def main():
             med, lo, hi = median_ci([a[0] / b[0] for a, b in zip(xs, thr[BASE])])
             print("%-16s %-6s %10.0f %6.2fx %17s %9.1f %9.1f %10.2f  %s" % (
                 name, label(size), statistics.median(x[0] for x in xs), med,
-                "[%.2f, %.2f]" % (lo, hi), statistics.median(x[1] for x in xs),
+                ci_text(lo, hi), statistics.median(x[1] for x in xs),
                 statistics.median(x[2] for x in xs), statistics.median(x[4] for x in xs),
                 modes[name]))
         med, lo, hi = median_ci([a[0] / b[0] for a, b in zip(thr["cached volatile"],
                                                              thr["cached pinned"])])
-        print("%-16s %-6s volatile/pinned %.2fx [%.2f, %.2f]" % ("", "", med, lo, hi))
+        print("%-16s %-6s volatile/pinned %.2fx %s" % ("", "", med, ci_text(lo, hi)))
     if any(results[s][1] for s in SIZES):
         print()
         print("latency: open loop, the same offered rate for every server (half of "
