@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh - the project's benchmarks, each printing its own table:
 #   kernel   the cost of a VOLATILE+NONVOLATILE pair at 1, 1,000 and 100,000
-#            ranges next to a null fadvise, in the guest (volatile_bench)
+#            ranges next to a null fadvise, in the guest (volatile_bench at
+#            random offsets, then on one page: image/guest/volatile-bench.sh)
 #   cached   cached against Debian's memcached on the host (make -C cached bench)
 #   cached-guest  cached --mode volatile against --mode pinned in the guest,
 #            on the patched kernel, everything hot (image/guest/cached-bench.sh)
@@ -17,7 +18,7 @@ for part in $parts; do
 	kernel)
 		say "kernel: volatile_bench in the guest"
 		"$ROOT/scripts/qemu-run.sh" --name bench --timeout 900 \
-			-- /usr/libexec/volatile/volatile_bench
+			--script "$ROOT/image/guest/volatile-bench.sh"
 		;;
 	cached-guest)
 		say "cached-guest: volatile against pinned mode on the patched kernel, in the guest"
