@@ -2,8 +2,8 @@
 # Each depends on 'deps', so a fresh Debian 12 machine needs nothing else.
 # The work is done by scripts/; this file only names it.
 
-.PHONY: all deps kernel-tree kernel kernel-debug kernel-export image check \
-	demo run fleet bench clean help
+.PHONY: all deps kernel-tree kernel kernel-debug kernel-export kernel-steps image \
+	check demo run fleet bench clean help
 
 SHELL := /bin/bash
 S := scripts
@@ -16,6 +16,7 @@ help:
 	@echo "make kernel-debug build/bzImage-debug: the same with KASAN, lockdep, kmemleak..."
 	@echo "make kernel-tree  build/linux: the series as git commits, to work on"
 	@echo "make kernel-export  write build/linux's commits back to kernel/patches/"
+	@echo "make kernel-steps build and boot the kernel after each patch (KUnit at each)"
 	@echo "make image        build/rootfs.img: the guest's root file system"
 	@echo "make run          boot the appliance with a shell, cached on a host port"
 	@echo "make fleet        several appliances behind twemproxy"
@@ -37,6 +38,9 @@ kernel-debug: kernel-tree
 
 kernel-export: deps
 	@$(S)/kernel-export.sh
+
+kernel-steps: image
+	@$(S)/test-steps.sh
 
 image: kernel-tree
 	@$(S)/image-build.sh

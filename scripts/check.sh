@@ -160,7 +160,7 @@ debug_lane() {
 }
 
 GUEST_SUITES="series runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
-	debug-kernel-stress debug-cached-guest"
+	debug-kernel-stress debug-cached-guest series-steps"
 guest_wanted=0
 for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done
 if [ "$guest_wanted" = 1 ]; then
@@ -169,6 +169,10 @@ if [ "$guest_wanted" = 1 ]; then
 	build kernel "$ROOT/scripts/kernel-build.sh" normal
 	build kernel-debug "$ROOT/scripts/kernel-build.sh" debug
 	build image "$ROOT/scripts/image-build.sh"
+	# Every patch of the series builds, without a compiler warning, and
+	# boots with its KUnit suite passing.  Builds take both cores, so this
+	# runs before the lanes, not beside them.
+	host_suite series-steps "$ROOT/scripts/test-steps.sh"
 
 	# Two lanes side by side: each guest is mostly one busy TCG thread,
 	# so on two cores this about halves the wall time.
