@@ -30,16 +30,11 @@ frag=$OBJ/fragment.config
 for f in $frags; do
 	cat "$ROOT/kernel/configs/$f.config"
 done >"$frag.new"
-KMAKE=(make -C "$TREE" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+kernel_make "$TREE" "$OBJ"
 
 if ! cmp -s "$frag.new" "$frag" || [ ! -f "$OBJ/.config" ]; then
 	say "configuring the $flavour kernel (tinyconfig + $frags)"
-	{
-		"${KMAKE[@]}" tinyconfig &&
-			"$TREE/scripts/kconfig/merge_config.sh" -m -O "$OBJ" \
-				"$OBJ/.config" "$frag.new" &&
-			"${KMAKE[@]}" olddefconfig
-	} >"$LOG" 2>&1 || die "kernel configuration failed" "$LOG"
+	kernel_configure "$frag.new" >"$LOG" 2>&1 || die "kernel configuration failed" "$LOG"
 	missing=""
 	while IFS= read -r line; do
 		case $line in

@@ -53,6 +53,21 @@ run_logged() {
 	return "$rc"
 }
 
+# kernel_make TREE OBJ: the make command line of a kernel build of TREE
+# into OBJ, compilers under ccache, as the array KMAKE.
+kernel_make() {
+	KMAKE=(make -C "$1" O="$2" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+}
+
+# kernel_configure FRAGMENT: tinyconfig plus FRAGMENT into the .config of
+# the build that kernel_make set up; the tree's Kconfig fills in the rest.
+kernel_configure() {
+	local tree=${KMAKE[2]} obj=${KMAKE[3]#O=}
+	"${KMAKE[@]}" tinyconfig &&
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$1" &&
+		"${KMAKE[@]}" olddefconfig
+}
+
 # series_patches: the patches of kernel/patches/ in order, cover letter left out.
 series_patches() {
 	find "$ROOT/kernel/patches" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \

@@ -43,16 +43,13 @@ git -C "$STEPS" fetch -q --force "$TREE" "+refs/heads/volatile:refs/remotes/tree
 
 frag=$OBJ/fragment.config
 cat "$ROOT/kernel/configs/base.config" "$ROOT/kernel/configs/volatile.config" >"$frag"
-KMAKE=(make -C "$STEPS" O="$OBJ" CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS")
+kernel_make "$STEPS" "$OBJ"
 
 # build_step K: configure and build step K; false, with the log, on failure.
 build_step() {
 	local log=$LOGS/build-$1.log
-	{
-		"${KMAKE[@]}" tinyconfig &&
-			"$STEPS/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" "$frag" &&
-			"${KMAKE[@]}" olddefconfig
-	} >"$LOGS/config-$1.log" 2>&1 || { tail -n 15 "$LOGS/config-$1.log"; return 1; }
+	kernel_configure "$frag" >"$LOGS/config-$1.log" 2>&1 ||
+		{ tail -n 15 "$LOGS/config-$1.log"; return 1; }
 	run_logged "$log" "${KMAKE[@]}" bzImage || { tail -n 15 "$log"; return 1; }
 	cp "$OBJ/arch/x86/boot/bzImage" "$OBJ/bzImage-step$1"
 }
