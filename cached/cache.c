@@ -19,7 +19,7 @@
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
 
 static uint64_t next_cas = 1;
-static uint32_t oldest_live;   /* delayed flush_all deadline, 0 = none */
+static uint32_t oldest_live;   /* delayed flush_all: items stored by this second die, 0 = none */
 
 int cache_init(uint64_t maxbytes, bool vol)
 {
@@ -64,14 +64,14 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 		*expired = true;
 		return true;
 	}
-	if (oldest_live && oldest_live <= now && it->mtime < oldest_live)
+	if (oldest_live && oldest_live <= now && it->mtime <= oldest_live)
 		return true;
 	return false;
 }
 
 bool cache_alive(const struct item *it, uint32_t now)
 {
-	return !(oldest_live && oldest_live <= now && it->mtime < oldest_live);
+	return !(oldest_live && oldest_live <= now && it->mtime <= oldest_live);
 }
 
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
@@ -345,7 +345,13 @@ bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 void cache_flush(int32_t delay)
 {
 	if (delay > 0) {
-		oldest_live = cache_exptime(delay);
+		/*
+		 * As memcached: the flush takes effect a second before the
+		 * deadline and takes every item stored up to that second, so
+		 * "flush_all 1" also hides what is stored in the current second.
+		 * A deadline in the past (1 - 1 = 0) flushes nothing.
+		 */
+		oldest_live = cache_exptime(delay) - 1;
 		return;
 	}
 	oldest_live = 0;

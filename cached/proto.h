@@ -26,6 +26,7 @@ enum conn_state {
 #define RBUF_INIT (16 * 1024)
 #define LINE_MAX_NONGET 2048          /* memcached's limit without '\n' */
 #define LINE_MAX_GET (1024 * 1024)    /* bound on a multi-get line */
+#define LINE_MAX_READ 16384           /* memcached's read buffer */
 #define OUT_SOFT (256 * 1024)         /* stop parsing while output above */
 
 /*
@@ -48,6 +49,9 @@ struct conn {
 	char *rbuf;
 	size_t rsize, rstart, rend;
 	struct evbuffer *out;
+	size_t commit;          /* bytes at the head of out that may be sent */
+	unsigned int nreq;      /* commands begun in this proto_process() */
+	size_t win;             /* input memcached's read buffer would hold */
 	struct evbuffer *gbuf;  /* one get command's reply, built aside */
 	enum conn_state state;
 	bool noreply;

@@ -14,6 +14,19 @@
  * A get builds its reply in c->gbuf, so a bad key in the middle drops the
  * whole reply as memcached does, and a reply that would pass the output
  * bound closes the connection instead of growing without bound.
+ *
+ * Replies are sent when memcached would send them, since that decides which
+ * of them an error can still take back.  memcached queues the replies of
+ * pipelined commands and sends the queue when a get, gets, gat or gats
+ * succeeds, after mn, after every 20 commands past the 21st of one read
+ * event, and when its 16 KiB read buffer holds no complete line.  While a
+ * value block is still arriving or being swallowed it sends nothing; a get
+ * with a key over 250 bytes drops the queue; closing the connection for bad
+ * input (a line too long, an HTTP request) drops it too, quit sends it.
+ * Here c->commit is the length of the head of c->out that is sent; the
+ * tail after it is the queue.  c->win is how much of the input memcached
+ * would hold in its buffer: the 2048-byte limit applies to that window, as
+ * in memcached, so a long line is refused or not the same way.
  */
 #include "proto.h"
 
@@ -224,6 +237,20 @@ static void out_string(struct conn *c, const char *s)
 	evbuffer_add(c->out, "\r\n", 2);
 }
 
+/* Everything queued so far may be sent. */
+static void out_commit(struct conn *c)
+{
+	c->commit = evbuffer_get_length(c->out);
+}
+
+/* Drop the replies queued since the last commit (gbuf must be empty). */
+static void out_cull(struct conn *c)
+{
+	evbuffer_remove_buffer(c->out, c->gbuf, c->commit);
+	evbuffer_drain(c->out, evbuffer_get_length(c->out));
+	evbuffer_add_buffer(c->out, c->gbuf);
+}
+
 /* "VALUE key flags bytes [cas]\r\n" */
 static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
 			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
@@ -339,6 +366,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 }
 
 /* One key of a get (or gat), answered with a value or not; cache_lock held. */
+/* As memcached: gat and gats count as touches only. */
 static void count_get(bool touch, bool hit)
 {
 	if (touch) {
@@ -347,9 +375,9 @@ static void count_get(bool touch, bool hit)
 			stats.touch_hits++;
 		else
 			stats.touch_misses++;
-	} else {
-		stats.cmd_get++;
+		return;
 	}
+	stats.cmd_get++;
 	if (hit)
 		stats.get_hits++;
 	else
@@ -501,11 +529,12 @@ stop:
 	if (fail_length) {
 		/* memcached culls every reply not yet sent, not only this get's */
 		evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
-		evbuffer_drain(c->out, evbuffer_get_length(c->out));
+		out_cull(c);
 		out_string(c, "CLIENT_ERROR bad command line format");
 	} else {
 		evbuffer_add(c->gbuf, "END\r\n", 5);
 		evbuffer_add_buffer(c->out, c->gbuf);
+		out_commit(c);
 	}
 	return true;
 }
@@ -782,9 +811,10 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	cmd = tokens[0].value;
 	first = cmd[0];
 	if (first == 'm' && tokens[0].length == 2) {
-		if (cmd[1] == 'n')
+		if (cmd[1] == 'n') {
 			out_string(c, "MN");
-		else
+			out_commit(c);
+		} else
 			out_string(c, "CLIENT_ERROR bad command line format");
 	} else if (first == 'g') {
 		WANT(ntokens >= 3);
@@ -841,6 +871,7 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	} else if (!strcmp(cmd, "version")) {
 		out_string(c, "VERSION " CACHED_VERSION);
 	} else if (!strcmp(cmd, "quit")) {
+		out_commit(c);
 		return CMD_CLOSE;
 	} else if (!strcmp(cmd, "verbosity")) {
 		WANT(ntokens == 3 || ntokens == 4);
@@ -863,7 +894,31 @@ static bool is_get_line(const char *p, size_t n)
 		!strncmp(p, "gats ", 5));
 }
 
-enum proto_ret proto_process(struct conn *c)
+/*
+ * May a line of more than 2048 bytes go on?  memcached lets only a
+ * multi-get grow past that: "get " or "gets " after at most 100 spaces.
+ */
+static bool long_line_ok(const char *line, size_t n)
+{
+	const char *p = line;
+
+	while (*p == ' ' && p < line + n - 5)
+		p++;
+	return p - line <= 100 && (!strncmp(p, "get ", 4) ||
+				   !strncmp(p, "gets ", 5));
+}
+
+/*
+ * @n bytes of input were used.  What came from memcached's buffer leaves
+ * it; a value or a swallow that ran past it was read around it, directly
+ * from the socket, which leaves the buffer empty.
+ */
+static void win_consume(struct conn *c, size_t n)
+{
+	c->win = n <= c->win ? c->win - n : 0;
+}
+
+static enum proto_ret proto_run(struct conn *c)
 {
 	for (;;) {
 		size_t avail = c->rend - c->rstart;
@@ -880,6 +935,7 @@ enum proto_ret proto_process(struct conn *c)
 
 			c->rstart += n;
 			c->swallow -= n;
+			win_consume(c, n);
 			if (c->swallow)
 				return PROTO_MORE;
 			c->state = ST_CMD;
@@ -894,29 +950,43 @@ enum proto_ret proto_process(struct conn *c)
 				return PROTO_MORE;
 			}
 			c->rstart += need;
+			win_consume(c, need);
 			complete_nread(c, c->rbuf + c->rstart - need);
 			continue;
 		}
 		case ST_CMD:
 			break;
 		}
+		/* memcached's reqs_per_event: it yields, and sends, every 20 */
+		if (c->nreq >= 21 && (c->nreq - 21) % 20 == 0)
+			out_commit(c);
 		if (evbuffer_get_length(c->out) > OUT_SOFT)
 			return PROTO_BLOCKED;
-		if (avail == 0)
-			return PROTO_MORE;
+		if (c->win > avail)
+			c->win = avail;
 		line = c->rbuf + c->rstart;
-		el = memchr(line, '\n', avail);
+		el = memchr(line, '\n', c->win);
+		if (!el && c->win > LINE_MAX_NONGET) {
+			/*
+			 * Only a multi-get may be longer.  memcached moves it to
+			 * a buffer that grows, sending what it has first.
+			 */
+			if (!long_line_ok(line, c->win) || avail > LINE_MAX_GET)
+				return PROTO_CLOSE;
+			out_commit(c);
+			c->nreq = 0;
+			c->win = avail;
+			el = memchr(line, '\n', avail);
+			if (!el)
+				return PROTO_MORE;
+		}
 		if (!el) {
-			if (avail > LINE_MAX_NONGET) {
-				const char *p = line;
-
-				while (*p == ' ' && p < line + avail - 5)
-					p++;
-				if (p - line > 100 || (strncmp(p, "get ", 4) &&
-						       strncmp(p, "gets ", 5)))
-					return PROTO_CLOSE;
-				if (avail > LINE_MAX_GET)
-					return PROTO_CLOSE;
+			/* memcached sends what it has, then reads its buffer full */
+			out_commit(c);
+			c->nreq = 0;
+			if (avail > c->win) {
+				c->win = avail < LINE_MAX_READ ? avail : LINE_MAX_READ;
+				continue;
 			}
 			return PROTO_MORE;
 		}
@@ -949,11 +1019,25 @@ enum proto_ret proto_process(struct conn *c)
 		}
 		*el = '\0';
 		c->rstart += consumed;
+		c->win -= consumed;
+		c->nreq++;
 		if (process_command(c, line, false) == CMD_CLOSE)
 			return PROTO_CLOSE;
 		c->refetched = false;
 		conn_drop_fetched(c);
 	}
+}
+
+enum proto_ret proto_process(struct conn *c)
+{
+	enum proto_ret r;
+
+	/* a value block that completes here counts as this event's first */
+	c->nreq = c->state == ST_CMD ? 0 : 1;
+	r = proto_run(c);
+	if (r == PROTO_BLOCKED || (r == PROTO_MORE && c->state == ST_CMD))
+		out_commit(c);
+	return r;
 }
 
 /* Upstream answered everything this connection waited for. */

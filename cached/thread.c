@@ -95,13 +95,17 @@ void conn_unref(struct conn *c)
 	}
 }
 
-/* Write as much output as the socket takes.  Returns -1 on error. */
+/*
+ * Write as much of the output that may be sent (c->commit bytes, see
+ * proto_text.c) as the socket takes.  Returns -1 on error.
+ */
 static int conn_flush(struct conn *c)
 {
-	while (evbuffer_get_length(c->out)) {
-		int n = evbuffer_write(c->out, c->fd);
+	while (c->commit) {
+		int n = evbuffer_write_atmost(c->out, c->fd, c->commit);
 
 		if (n > 0) {
+			c->commit -= (size_t)n;
 			__atomic_fetch_add(&stat_bytes_written, (uint64_t)n,
 					   __ATOMIC_RELAXED);
 			continue;
@@ -117,7 +121,7 @@ static int conn_flush(struct conn *c)
 static void conn_interest(struct conn *c)
 {
 	struct conn_box *b = box(c);
-	bool wr = evbuffer_get_length(c->out) > 0;
+	bool wr = c->commit > 0;
 	bool rd = c->state != ST_WAIT && c->state != ST_CLOSE &&
 		  evbuffer_get_length(c->out) <= OUT_SOFT;
 

@@ -25,6 +25,8 @@ run unit tests/unit
 run unit-asan build-asan/unit
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
+run diffrandom $PY tests/diffrandom.py
+run diffrandom-asan env CACHED_BIN=build-asan/cached $PY tests/diffrandom.py
 run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py

@@ -185,6 +185,35 @@ static void test_semantics(void)
 	put(CMD_SET, "f", "x");
 	cache_flush(0);
 	CHECK(!get("f") && index_count() == 0, "flush_all");
+
+	/* flush_all 3: effective from two seconds on, for what was stored by then */
+	put(CMD_SET, "old", "x");
+	cache_flush(3);
+	current_time += 1;
+	CHECK(value_is(get("old"), "x"), "flush_all 3: alive after 1s");
+	put(CMD_SET, "mid", "y");
+	current_time += 1;
+	CHECK(!get("old") && !get("mid"), "flush_all 3: both gone after 2s");
+	put(CMD_SET, "new", "z");
+	CHECK(!get("new"), "flush_all 3: stored in the deadline second, gone");
+	current_time += 1;
+	put(CMD_SET, "late", "w");
+	CHECK(value_is(get("late"), "w"), "flush_all 3: stored after it, kept");
+	cache_flush(0);
+	/* flush_all 1 is at once, and also hides what this second stores */
+	put(CMD_SET, "p", "x");
+	cache_flush(1);
+	CHECK(!get("p"), "flush_all 1: at once");
+	put(CMD_SET, "q", "y");
+	CHECK(!get("q"), "flush_all 1: same second hidden");
+	current_time += 1;
+	put(CMD_SET, "r", "z");
+	CHECK(value_is(get("r"), "z"), "flush_all 1: next second kept");
+	cache_flush(0);
+	/* a deadline already past flushes nothing */
+	put(CMD_SET, "s", "x");
+	cache_flush(process_started - 5);
+	CHECK(value_is(get("s"), "x"), "flush_all in the past: no-op");
 	teardown();
 	printf("ok - semantics\n");
 }
