@@ -81,6 +81,11 @@ struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 
 	*expired = false;
 	if (it && dead(it, current_time, expired)) {
+		/* as memcached, for every command that looks a key up */
+		if (*expired)
+			stats.get_expired++;
+		else
+			stats.get_flushed++;
 		store_forget(it);
 		return NULL;
 	}

@@ -26,8 +26,10 @@ int cache_init(uint64_t maxbytes, bool vol);
 uint32_t cache_exptime(int64_t exptime);
 
 /*
- * Find a live item: expired or flushed items are removed and count as a
- * miss (*expired set when it was expired).  May return an ITEM_LOST item.
+ * Find a live item: expired or flushed items are removed, counted in
+ * get_expired or get_flushed as memcached counts them for any command, and
+ * not found (*expired set when it was expired).  May return an ITEM_LOST
+ * item.
  */
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 			  bool *expired);

@@ -400,8 +400,6 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		return true;
 	pthread_rwlock_wrlock(&cache_lock);
 	it = cache_lookup(key, nkey, hv, &expired);
-	if (expired)
-		stats.get_expired++;
 	if (it && touch)
 		it->exptime = exptime;
 	if (it && cache_readable(it)) {

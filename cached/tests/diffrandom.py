@@ -16,11 +16,8 @@ usage: diffrandom.py [FIRST_SEED [SESSIONS]]   (default 1 400)
 """
 import random
 import re
-import select
-import socket
 import subprocess
 import sys
-import time
 
 import util
 from difftest import norm
@@ -125,38 +122,6 @@ def session(seed):
     return sess
 
 
-def exchange(port, data, timeout=3.0):
-    """Send data (then half-close) while reading; a reset is not an error:
-    whether the peer resets depends on how much of the input it read."""
-    s = socket.create_connection(("127.0.0.1", port))
-    s.setblocking(False)
-    out, pos, wdone = b"", 0, False
-    end = time.time() + timeout
-    while True:
-        if time.time() > end:
-            out += b"<TIMEOUT>"
-            break
-        rl, wl, _ = select.select([s], [] if wdone else [s], [], 0.2)
-        if wl:
-            try:
-                pos += s.send(data[pos:pos + 65536])
-                if pos >= len(data):
-                    s.shutdown(socket.SHUT_WR)
-                    wdone = True
-            except OSError:
-                wdone = True
-        if rl:
-            try:
-                d = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not d:
-                break
-            out += d
-    s.close()
-    return out
-
-
 VERSION = re.compile(rb"VERSION [^\r]*\r\n")
 PADDED = re.compile(rb"^(VALUE \S+ \d+ )\d+( \S+)?\r\n(\d+) +\r$", re.M)
 
@@ -186,8 +151,8 @@ def main():
     try:
         for seed in range(first, first + count):
             sess = session(seed)
-            a = unpad(VERSION.sub(b"VERSION\r\n", norm(exchange(mport, sess))))
-            b = unpad(VERSION.sub(b"VERSION\r\n", norm(exchange(cport, sess))))
+            a = unpad(VERSION.sub(b"VERSION\r\n", norm(util.command(mport, sess))))
+            b = unpad(VERSION.sub(b"VERSION\r\n", norm(util.command(cport, sess))))
             if a != b:
                 bad += 1
                 i = 0

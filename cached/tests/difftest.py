@@ -76,6 +76,9 @@ CASES = {
     "dropped_on_long_line": b"delete zz\r\n" + b"x" * 3000,
     "dropped_on_http": b"delete zz\r\nGET / HTTP/1.1\r\n",
     "sent_on_quit": b"delete zz\r\nquit\r\n",
+    # every command that finds an expired or flushed item counts it
+    "expired_lookups": b"set a 0 -1 1\r\n1\r\nincr a 1\r\nset b 0 -1 1\r\n1\r\ndelete b\r\nset c 0 -1 1\r\n1\r\ntouch c 0\r\nset d 0 -1 1\r\n1\r\nappend d 0 0 1\r\n2\r\nset e 0 -1 1\r\n1\r\nset e 0 0 1\r\n2\r\nget e\r\n",
+    "flushed_lookups": b"set a 0 0 1\r\n1\r\nflush_all 1\r\nincr a 1\r\nget a\r\nset b 0 0 1\r\n2\r\nget b\r\nflush_all 0\r\n",
     "key_251_set_value_as_line": b"set " + K251 + b" 0 0 30000\r\n" + b"v" * 30000 + b"\r\nget a\r\n",
 }
 

@@ -1,5 +1,6 @@
 """Helpers for the host tests: start servers on free loopback ports."""
 import os
+import select
 import socket
 import subprocess
 import time
@@ -58,22 +59,36 @@ def stop(proc):
 
 
 def command(port, data, timeout=2.0):
-    """Send data, half-close, return everything the server says."""
+    """Send data, half-close, return everything the server says.  Reads
+    while it sends, so a server that stops reading (or closes) early does
+    not stall the sender."""
     s = socket.create_connection(("127.0.0.1", port))
-    s.settimeout(timeout)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-    out = b""
-    try:
-        while True:
-            d = s.recv(65536)
+    s.setblocking(False)
+    out, pos, wdone = b"", 0, False
+    end = time.time() + timeout
+    while True:
+        if time.time() > end:
+            out += b"<TIMEOUT>"
+            break
+        rl, wl, _ = select.select([s], [] if wdone else [s], [], 0.1)
+        if wl:
+            try:
+                pos += s.send(data[pos:pos + 65536])
+                if pos >= len(data):
+                    s.shutdown(socket.SHUT_WR)
+                    wdone = True
+            except OSError:
+                wdone = True   # the server closed; read what it sent
+        if rl:
+            try:
+                d = s.recv(65536)
+            except ConnectionResetError:
+                out += b"<RESET>"
+                break
             if not d:
                 break
             out += d
-    except socket.timeout:
-        out += b"<TIMEOUT>"
-    except ConnectionResetError:
-        out += b"<RESET>"
+            end = time.time() + timeout
     s.close()
     return out
 
