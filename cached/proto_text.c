@@ -365,8 +365,10 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	return served;
 }
 
-/* One key of a get (or gat), answered with a value or not; cache_lock held. */
-/* As memcached: gat and gats count as touches only. */
+/*
+ * One key of a get (or gat), answered with a value or not; cache_lock held.
+ * As in memcached, gat and gats count as touches only.
+ */
 static void count_get(bool touch, bool hit)
 {
 	if (touch) {
@@ -969,14 +971,14 @@ static enum proto_ret proto_run(struct conn *c)
 			 * Only a multi-get may be longer.  memcached moves it to
 			 * a buffer that grows, sending what it has first.
 			 */
-			if (!long_line_ok(line, c->win) || avail > LINE_MAX_GET)
+			if (!long_line_ok(line, c->win))
 				return PROTO_CLOSE;
 			out_commit(c);
 			c->nreq = 0;
 			c->win = avail;
 			el = memchr(line, '\n', avail);
 			if (!el)
-				return PROTO_MORE;
+				return avail > LINE_MAX_GET ? PROTO_CLOSE : PROTO_MORE;
 		}
 		if (!el) {
 			/* memcached sends what it has, then reads its buffer full */
