@@ -357,8 +357,12 @@ void cache_flush(int32_t delay)
 		 * A deadline in the past (1 - 1 = 0) flushes nothing.
 		 */
 		oldest_live = cache_exptime(delay) - 1;
+		/* memcached takes a cas unique for a flush that acts at once */
+		if (oldest_live && oldest_live <= current_time)
+			next_cas++;
 		return;
 	}
+	next_cas++;
 	oldest_live = 0;
 	store_flush_all();
 	stats.curr_items = index_count();

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Random differential protocol test: seeded random sessions of pipelined
 commands, well-formed and malformed, go to Debian's memcached and to cached
-on fresh connections; the replies must match byte for byte (cas uniques and
-the version string masked, and an incr/decr result's padding, see unpad()).
+on fresh connections; the replies must match byte for byte, cas uniques
+included (the version string and an incr/decr result's padding masked, see
+unpad()).
 
 A session is sent in one piece and fits in memcached's 16 KiB read buffer:
 what memcached replies to a longer one depends on how the input happens to
