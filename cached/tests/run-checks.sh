@@ -27,6 +27,8 @@ run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
 run diffrandom-asan env CACHED_BIN=build-asan/cached $PY tests/diffrandom.py
+run diffchunked $PY tests/diffrandom.py --chunked 1 300
+run diffchunked-asan env CACHED_BIN=build-asan/cached $PY tests/diffrandom.py --chunked 1 300
 run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py

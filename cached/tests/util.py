@@ -58,10 +58,11 @@ def stop(proc):
     return proc.returncode
 
 
-def command(port, data, timeout=2.0):
+def command(port, data, timeout=2.0, pieces=None):
     """Send data, half-close, return everything the server says.  Reads
     while it sends, so a server that stops reading (or closes) early does
-    not stall the sender."""
+    not stall the sender.  With pieces (a random.Random), data goes out in
+    random pieces of 1 to 5,000 bytes, some after a short pause."""
     s = socket.create_connection(("127.0.0.1", port))
     s.setblocking(False)
     out, pos, wdone = b"", 0, False
@@ -72,8 +73,13 @@ def command(port, data, timeout=2.0):
             break
         rl, wl, _ = select.select([s], [] if wdone else [s], [], 0.1)
         if wl:
+            n = 65536
+            if pieces:
+                n = pieces.choice([1, 2, 7, 100, 1000, 5000])
+                if pieces.random() < 0.3:
+                    time.sleep(0.0005)
             try:
-                pos += s.send(data[pos:pos + 65536])
+                pos += s.send(data[pos:pos + n])
                 if pos >= len(data):
                     s.shutdown(socket.SHUT_WR)
                     wdone = True
