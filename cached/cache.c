@@ -57,6 +57,12 @@ uint32_t cache_csum(const char *p, size_t n)
 	return h;
 }
 
+/* True when a delayed flush_all has taken the item. */
+static bool flushed(const struct item *it, uint32_t now)
+{
+	return oldest_live && oldest_live <= now && it->mtime <= oldest_live;
+}
+
 /* True when the item is past its expiry or behind a flush. */
 static bool dead(const struct item *it, uint32_t now, bool *expired)
 {
@@ -64,14 +70,12 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 		*expired = true;
 		return true;
 	}
-	if (oldest_live && oldest_live <= now && it->mtime <= oldest_live)
-		return true;
-	return false;
+	return flushed(it, now);
 }
 
 bool cache_alive(const struct item *it, uint32_t now)
 {
-	return !(oldest_live && oldest_live <= now && it->mtime <= oldest_live);
+	return !flushed(it, now);
 }
 
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,

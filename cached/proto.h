@@ -50,7 +50,7 @@ struct conn {
 	size_t rsize, rstart, rend;
 	struct evbuffer *out;
 	size_t commit;          /* bytes at the head of out that may be sent */
-	unsigned int nreq;      /* commands begun in this proto_process() */
+	unsigned int nreq;      /* commands begun since memcached's last read */
 	size_t win;             /* input memcached's read buffer would hold */
 	struct evbuffer *gbuf;  /* one get command's reply, built aside */
 	enum conn_state state;
