@@ -30,6 +30,7 @@ struct worker {
 	pthread_t tid;
 	struct event_base *base;
 	struct event *notify;
+	struct event *stop;
 	pthread_mutex_t qlock;
 	int *q;
 	size_t qn, qcap;
@@ -267,6 +268,20 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * Leave the loop from inside it: event_base_loopbreak() from another thread
+ * is lost when it comes before the worker has entered its loop (the loop
+ * clears the flag on entry), while an activated event waits for the loop.
+ */
+static void stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	(void)fd;
+	(void)what;
+
+	event_base_loopbreak(w->base);
+}
+
 int threads_init(int n)
 {
 	nworkers = n;
@@ -283,6 +298,9 @@ int threads_init(int n)
 		if (!w->notify)
 			return -1;
 		event_add(w->notify, NULL);
+		w->stop = event_new(w->base, -1, 0, stop_cb, w);
+		if (!w->stop)
+			return -1;
 		pthread_mutex_init(&w->qlock, NULL);
 	}
 	return 0;
@@ -329,7 +347,7 @@ void thread_dispatch(int fd)
 void threads_stop(void)
 {
 	for (int i = 0; i < nworkers; i++)
-		event_base_loopbreak(workers[i].base);
+		event_active(workers[i].stop, EV_READ, 0);
 	for (int i = 0; i < nworkers; i++)
 		pthread_join(workers[i].tid, NULL);
 }

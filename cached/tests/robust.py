@@ -107,6 +107,20 @@ def main():
     proc, port = util.start_cached()
     proc.send_signal(signal.SIGINT)
     check(proc.wait(5) == 0, "SIGINT exit status")
+    # a signal as soon as the port opens, before the workers may have
+    # entered their loops, still stops every thread
+    hung = 0
+    for i in range(20):
+        proc, port = util.start_cached()
+        proc.send_signal(signal.SIGINT if i % 2 else signal.SIGTERM)
+        try:
+            if proc.wait(5) != 0:
+                hung += 1
+        except subprocess.TimeoutExpired:
+            hung += 1
+            proc.kill()
+            proc.wait()
+    check(hung == 0, "stop right after start: %d of 20 runs hung or failed" % hung)
 
     # unix socket
     path = tempfile.mktemp(prefix="cached-test-", suffix=".sock")
