@@ -783,8 +783,26 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 		stats_settings_emit(c->out);
 	} else if (!strcmp(sub, "detail")) {
 		out_string(c, "CLIENT_ERROR usage: stats detail on|off|dump");
-	} else if (!strcmp(sub, "items") || !strcmp(sub, "slabs") ||
-		   !strcmp(sub, "sizes") || !strcmp(sub, "conns")) {
+	} else if (!strcmp(sub, "cachedump")) {
+		uint32_t id, limit;
+
+		if (ntokens < 5) {
+			out_string(c, "CLIENT_ERROR bad command line");
+		} else if (!safe_strtoul(tokens[2].value, &id) ||
+			   !safe_strtoul(tokens[3].value, &limit)) {
+			out_string(c, "CLIENT_ERROR bad command line format");
+		} else if (id >= CACHEDUMP_CLASSES) {
+			out_string(c, "CLIENT_ERROR Illegal slab id");
+		} else {
+			stats_cachedump_emit(c->out, id, limit);
+		}
+	} else if (!strcmp(sub, "items")) {
+		stats_items_emit(c->out);
+	} else if (!strcmp(sub, "slabs")) {
+		stats_slabs_emit(c->out);
+	} else if (!strcmp(sub, "sizes")) {
+		out_string(c, "STAT sizes_status disabled\r\nEND");
+	} else if (!strcmp(sub, "conns")) {
 		out_string(c, "END");
 	} else {
 		out_string(c, "ERROR");

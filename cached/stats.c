@@ -7,12 +7,14 @@
 #include "stats.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 
+#include "cache.h"
 #include "cached.h"
 #include "index.h"
 #include "store.h"
@@ -143,4 +145,108 @@ void stats_reset(void)
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * memcached groups items in slab classes by size and reports them per
+ * class; cached has one class, 1, which holds every item.  An item counts
+ * while a get could still serve it: not expired, not flushed, not lost.
+ */
+static bool listed(const struct item *it, uint32_t now)
+{
+	return !(it->exptime && it->exptime <= now) && cache_alive(it, now) &&
+	       it->state != ITEM_LOST;
+}
+
+struct items_acc {
+	uint32_t now;
+	uint64_t n, bytes;
+	uint32_t oldest;
+};
+
+static void items_add(struct item *it, void *arg)
+{
+	struct items_acc *a = arg;
+
+	if (!listed(it, a->now))
+		return;
+	a->n++;
+	a->bytes += sizeof(*it) + it->keylen + it->vlen + 2;
+	if (it->atime < a->oldest)
+		a->oldest = it->atime;
+}
+
+void stats_items_emit(struct evbuffer *out)
+{
+	struct items_acc a = { .now = current_time, .oldest = UINT32_MAX };
+	uint64_t evicted;
+
+	pthread_rwlock_rdlock(&cache_lock);
+	index_foreach(items_add, &a);
+	evicted = stats.evictions;
+	pthread_rwlock_unlock(&cache_lock);
+	if (a.n) {
+		evbuffer_add_printf(out, "STAT items:1:number %" PRIu64 "\r\n", a.n);
+		evbuffer_add_printf(out, "STAT items:1:age %u\r\n",
+				    a.oldest < a.now ? a.now - a.oldest : 0);
+		evbuffer_add_printf(out, "STAT items:1:mem_requested %" PRIu64 "\r\n",
+				    a.bytes);
+		evbuffer_add_printf(out, "STAT items:1:evicted %" PRIu64 "\r\n",
+				    evicted);
+	}
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+void stats_slabs_emit(struct evbuffer *out)
+{
+	struct store_stats st;
+	uint64_t n;
+
+	pthread_rwlock_rdlock(&cache_lock);
+	store_get_stats(&st);
+	n = index_count();
+	pthread_rwlock_unlock(&cache_lock);
+	U("active_slabs", n ? 1 : 0);
+	U("total_malloced", st.used_bytes);
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+#define CACHEDUMP_MAX (2u << 20)   /* memcached's bound on one reply */
+
+struct dump_acc {
+	struct evbuffer *out;
+	uint32_t now, limit, shown;
+	size_t bytes;
+	bool full;
+};
+
+static void dump_one(struct item *it, void *arg)
+{
+	struct dump_acc *d = arg;
+	char line[KEY_MAX_LENGTH + 64];
+	int n;
+
+	if (d->full || (d->limit && d->shown >= d->limit) || !listed(it, d->now))
+		return;
+	n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
+		     (int)it->keylen, it->key, it->vlen, it->exptime);
+	if (d->bytes + (size_t)n + 5 > CACHEDUMP_MAX) {
+		d->full = true;
+		return;
+	}
+	evbuffer_add(d->out, line, (size_t)n);
+	d->bytes += (size_t)n;
+	d->shown++;
+}
+
+void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
+{
+	struct dump_acc d = { .out = out, .now = current_time, .limit = limit };
+
+	if (id == 1) {
+		pthread_rwlock_rdlock(&cache_lock);
+		index_foreach(dump_one, &d);
+		pthread_rwlock_unlock(&cache_lock);
+	}
+	evbuffer_add(out, "END\r\n", 5);
 }

@@ -54,6 +54,10 @@ CASES = {
     "partial_value": b"set a 0 0 10\r\nx",
     "version_quit": b"quit\r\nget a\r\n",
     "stats_sub": b"stats reset\r\nstats detail\r\nstats nosuch\r\n",
+    "stats_cachedump_args": b"stats cachedump\r\nstats cachedump 1\r\nstats cachedump x 0\r\n"
+                            b"stats cachedump 1 x\r\nstats cachedump -1 0\r\nstats cachedump 64 0\r\n"
+                            b"stats cachedump 18446744073709551615 0\r\nstats cachedump 63 0\r\n"
+                            b"stats sizes\r\n",
     "http": b"GET / HTTP/1.1\r\nget a\r\n",
     "binary_junk": bytes(range(256)) + b"\r\nget a\r\n",
     "crlf_only_value": b"set a 0 0 0\r\n\r\nget a\r\nappend a 0 0 0\r\n\r\nincr a 1\r\n",

@@ -17,6 +17,7 @@
 #include "cached.h"
 #include "index.h"
 #include "proto.h"
+#include "stats.h"
 #include "store.h"
 
 struct settings settings;
@@ -461,6 +462,80 @@ static void test_parser(void)
 	printf("ok - parser\n");
 }
 
+/* A reply of stats_cachedump_emit() as a C string (caller frees). */
+static char *cachedump(uint32_t id, uint32_t limit)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t n;
+	char *s;
+
+	stats_cachedump_emit(b, id, limit);
+	n = evbuffer_get_length(b);
+	s = malloc(n + 1);
+	evbuffer_remove(b, s, n);
+	s[n] = '\0';
+	evbuffer_free(b);
+	return s;
+}
+
+static int count_lines(const char *s, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, prefix)); p++)
+		n++;
+	return n;
+}
+
+static void test_cachedump(void)
+{
+	char key[KEY_MAX_LENGTH + 1], *d;
+	int n;
+
+	setup(64);
+	put(CMD_SET, "live", "abc");
+	cache_store(CMD_SET, "exp", 3, index_hash("exp", 3), 0, current_time + 100,
+		    "x\r\n", 1, 0);
+	cache_store(CMD_SET, "gone", 4, index_hash("gone", 4), 0, current_time + 1,
+		    "x\r\n", 1, 0);
+	current_time += 2;
+	d = cachedump(1, 0);
+	CHECK(strstr(d, "ITEM live [3 b; 0 s]\r\n") &&
+	      strstr(d, "ITEM exp [1 b; 1000000100 s]\r\n") && !strstr(d, "gone") &&
+	      count_lines(d, "ITEM ") == 2 && !strcmp(d + strlen(d) - 5, "END\r\n"),
+	      "cachedump lists live items with size and expiry: %s", d);
+	free(d);
+	d = cachedump(1, 1);
+	CHECK(count_lines(d, "ITEM ") == 1, "cachedump limit 1");
+	free(d);
+	d = cachedump(2, 0);
+	CHECK(!strcmp(d, "END\r\n"), "cachedump of another class is empty");
+	free(d);
+	cache_flush(0);
+	d = cachedump(1, 0);
+	CHECK(!strcmp(d, "END\r\n"), "cachedump after flush_all is empty");
+	free(d);
+
+	/* as memcached, one reply stops short of 2 MB */
+	memset(key, 'k', KEY_MAX_LENGTH);
+	for (int i = 0; i < 9000; i++) {
+		int l = snprintf(key, sizeof(key), "%d", i);
+
+		key[l] = 'k';
+		key[KEY_MAX_LENGTH] = '\0';
+		put(CMD_SET, key, "v");
+	}
+	CHECK(index_count() == 9000, "9000 long keys stored");
+	d = cachedump(1, 0);
+	n = count_lines(d, "ITEM ");
+	CHECK(strlen(d) <= (2u << 20) && n > 7000 && n < 9000 &&
+	      !strcmp(d + strlen(d) - 5, "END\r\n"),
+	      "cachedump reply bounded: %zu bytes, %d items", strlen(d), n);
+	free(d);
+	teardown();
+	printf("ok - cachedump\n");
+}
+
 int main(void)
 {
 	test_index();
@@ -470,6 +545,7 @@ int main(void)
 	test_compact();
 	test_zero_copy();
 	test_parser();
+	test_cachedump();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
