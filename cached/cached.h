@@ -52,6 +52,8 @@ struct settings {
 	uint32_t psi_window_us;
 	uint32_t psi_drop_pct;   /* percent of the cache dropped per event */
 	uint64_t out_max;        /* per-connection output bound */
+	bool detail;             /* per-prefix stats (stats detail on, -D) */
+	char prefix_delim;       /* -D, default ':' */
 };
 
 extern struct settings settings;

@@ -75,6 +75,8 @@ static void usage(void)
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
 	       "-u, --user=USER          user to run as (required when started as root)\n"
 	       "-v, --verbose            log errors; -vv logs more\n"
+	       "-D CHAR                  key prefix delimiter for stats detail (default :);\n"
+	       "                         turns per-prefix stats on\n"
 	       "-h, --help               this text\n"
 	       "-V, --version            print the version\n"
 	       "    --mode=MODE          volatile|pinned|psi (default volatile)\n"
@@ -180,10 +182,11 @@ static void parse_args(int argc, char **argv)
 	settings.psi_window_us = 1000000;
 	settings.psi_drop_pct = 5;
 	settings.out_max = 64ull << 20;
+	settings.prefix_delim = ':';
 	gen_defaults(&settings.gen);
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:u:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:u:D:vhV", longopts,
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'p':
@@ -214,6 +217,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'v':
 			settings.verbose++;
+			break;
+		case 'D':
+			if (!optarg[0])
+				die_usage("-D needs a delimiter character");
+			settings.prefix_delim = optarg[0];
+			settings.detail = true;
 			break;
 		case 'h':
 			usage();

@@ -502,8 +502,12 @@ static bool process_get(struct conn *c, token_t *tokens, size_t ntokens,
 				fail_length = true;
 				goto stop;
 			}
-			get_one(c, key_token->value, key_token->length, ret_cas,
-				touch, exptime, collect);
+			bool hit = get_one(c, key_token->value, key_token->length,
+					   ret_cas, touch, exptime, collect);
+
+			if (!collect)
+				stats_prefix_get(key_token->value,
+						 key_token->length, hit);
 			if (evbuffer_get_length(c->gbuf) +
 			    evbuffer_get_length(c->out) > settings.out_max) {
 				too_big = true;
@@ -567,6 +571,7 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 		out_string(c, "CLIENT_ERROR bad command line format");
 		return;
 	}
+	stats_prefix_set(tokens[1].value, tokens[1].length);
 	if ((uint64_t)tokens[1].length + (uint64_t)vlen + 2 + ITEM_OVERHEAD >
 	    settings.item_size_max) {
 		out_string(c, "SERVER_ERROR object too large for cache");
@@ -696,6 +701,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 		out_string(c, "CLIENT_ERROR bad command line format");
 		return;
 	}
+	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
 	pthread_rwlock_wrlock(&cache_lock);
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
@@ -782,7 +788,17 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 	} else if (!strcmp(sub, "settings")) {
 		stats_settings_emit(c->out);
 	} else if (!strcmp(sub, "detail")) {
-		out_string(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+		const char *arg = ntokens < 4 ? "" : tokens[2].value;
+
+		if (!strcmp(arg, "on") || !strcmp(arg, "off")) {
+			__atomic_store_n(&settings.detail, arg[1] == 'n',
+					 __ATOMIC_RELAXED);
+			out_string(c, "OK");
+		} else if (!strcmp(arg, "dump")) {
+			stats_prefix_dump(c->out);
+		} else {
+			out_string(c, "CLIENT_ERROR usage: stats detail on|off|dump");
+		}
 	} else if (!strcmp(sub, "cachedump")) {
 		uint32_t id, limit;
 

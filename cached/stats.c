@@ -7,6 +7,8 @@
 #include "stats.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -122,6 +124,9 @@ void stats_settings_emit(struct evbuffer *out)
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
 	U("item_size_max", settings.item_size_max);
 	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
+	evbuffer_add_printf(out, "STAT stat_key_prefix %c\r\n", settings.prefix_delim);
+	evbuffer_add_printf(out, "STAT detail_enabled %s\r\n",
+			    __atomic_load_n(&settings.detail, __ATOMIC_RELAXED) ? "yes" : "no");
 	evbuffer_add_printf(out, "STAT mode %s\r\n", mode_name(settings.mode));
 	evbuffer_add_printf(out, "STAT mode_effective %s\r\n", mode_name(settings.mode_eff));
 	U("idle", settings.idle_secs);
@@ -145,6 +150,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
+	stats_prefix_clear();
 }
 
 /*
@@ -249,4 +255,170 @@ void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 		pthread_rwlock_unlock(&cache_lock);
 	}
 	evbuffer_add(out, "END\r\n", 5);
+}
+
+/* ---- stats detail -------------------------------------------------------- */
+
+#define PREFIX_BUCKETS 256
+
+struct prefix {
+	struct prefix *next;
+	uint64_t gets, hits, sets, dels;
+	size_t len;
+	char name[];
+};
+
+static struct prefix *prefixes[PREFIX_BUCKETS];
+static unsigned nprefixes;
+static pthread_mutex_t prefix_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t rotl32(uint32_t x, int r)
+{
+	return (x << r) | (x >> (32 - r));
+}
+
+/*
+ * MurmurHash3 x86_32, seed 0: memcached's default hash, which also places
+ * prefixes in its table, so that stats detail dump lists them in the
+ * same order as memcached.
+ */
+static uint32_t murmur3(const char *key, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)key;
+	const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+	uint32_t h = 0, k;
+	size_t i;
+
+	for (i = 0; i + 4 <= len; i += 4) {
+		k = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 |
+		    (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24;
+		k *= c1;
+		k = rotl32(k, 15);
+		k *= c2;
+		h ^= k;
+		h = rotl32(h, 13);
+		h = h * 5 + 0xe6546b64;
+	}
+	k = 0;
+	switch (len & 3) {
+	case 3:
+		k ^= (uint32_t)p[i + 2] << 16;
+		/* fall through */
+	case 2:
+		k ^= (uint32_t)p[i + 1] << 8;
+		/* fall through */
+	case 1:
+		k ^= p[i];
+		k *= c1;
+		k = rotl32(k, 15);
+		k *= c2;
+		h ^= k;
+	}
+	h ^= (uint32_t)len;
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+/* The counters of a key's prefix, created if need be; prefix_lock held. */
+static struct prefix *prefix_find(const char *key, size_t nkey)
+{
+	const char *d = memchr(key, settings.prefix_delim, nkey);
+	struct prefix **head, *pf;
+	size_t len;
+
+	if (!d)
+		return NULL;
+	len = (size_t)(d - key);
+	head = &prefixes[murmur3(key, len) % PREFIX_BUCKETS];
+	for (pf = *head; pf; pf = pf->next)
+		if (pf->len == len && !memcmp(pf->name, key, len))
+			return pf;
+	if (nprefixes >= PREFIX_MAX)
+		return NULL;
+	pf = calloc(1, sizeof(*pf) + len + 1);
+	if (!pf)
+		return NULL;
+	memcpy(pf->name, key, len);
+	pf->len = len;
+	pf->next = *head;
+	*head = pf;
+	nprefixes++;
+	return pf;
+}
+
+enum prefix_op { PF_GET, PF_HIT, PF_SET, PF_DEL };
+
+static void prefix_count(const char *key, size_t nkey, enum prefix_op op)
+{
+	struct prefix *pf;
+
+	if (!__atomic_load_n(&settings.detail, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&prefix_lock);
+	pf = prefix_find(key, nkey);
+	if (pf) {
+		switch (op) {
+		case PF_HIT:
+			pf->hits++;
+			/* fall through */
+		case PF_GET:
+			pf->gets++;
+			break;
+		case PF_SET:
+			pf->sets++;
+			break;
+		case PF_DEL:
+			pf->dels++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&prefix_lock);
+}
+
+void stats_prefix_get(const char *key, size_t nkey, bool hit)
+{
+	prefix_count(key, nkey, hit ? PF_HIT : PF_GET);
+}
+
+void stats_prefix_set(const char *key, size_t nkey)
+{
+	prefix_count(key, nkey, PF_SET);
+}
+
+void stats_prefix_delete(const char *key, size_t nkey)
+{
+	prefix_count(key, nkey, PF_DEL);
+}
+
+void stats_prefix_dump(struct evbuffer *out)
+{
+	pthread_mutex_lock(&prefix_lock);
+	for (size_t b = 0; b < PREFIX_BUCKETS; b++)
+		for (struct prefix *pf = prefixes[b]; pf; pf = pf->next)
+			evbuffer_add_printf(out, "PREFIX %s get %" PRIu64 " hit %" PRIu64
+					    " set %" PRIu64 " del %" PRIu64 "\r\n",
+					    pf->name, pf->gets, pf->hits, pf->sets,
+					    pf->dels);
+	pthread_mutex_unlock(&prefix_lock);
+	evbuffer_add(out, "END\r\n", 5);
+}
+
+void stats_prefix_clear(void)
+{
+	pthread_mutex_lock(&prefix_lock);
+	for (size_t b = 0; b < PREFIX_BUCKETS; b++) {
+		struct prefix *pf = prefixes[b], *next;
+
+		for (; pf; pf = next) {
+			next = pf->next;
+			free(pf);
+		}
+		prefixes[b] = NULL;
+	}
+	nprefixes = 0;
+	pthread_mutex_unlock(&prefix_lock);
 }

@@ -4,6 +4,8 @@
 #ifndef STATS_H
 #define STATS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct evbuffer;
@@ -23,6 +25,20 @@ void stats_settings_emit(struct evbuffer *out);
 void stats_items_emit(struct evbuffer *out);
 void stats_slabs_emit(struct evbuffer *out);
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit);
+
+/*
+ * stats detail: per-prefix counters of gets, hits, sets and deletes, as
+ * memcached keeps them while detail is on (stats detail on, or -D).  A
+ * key's prefix is what precedes the first delimiter; keys without one are
+ * not counted.  At most PREFIX_MAX prefixes are kept: later new ones are
+ * not counted, so that clients cannot grow the table without bound.
+ */
+#define PREFIX_MAX 10000
+void stats_prefix_get(const char *key, size_t nkey, bool hit);
+void stats_prefix_set(const char *key, size_t nkey);
+void stats_prefix_delete(const char *key, size_t nkey);
+void stats_prefix_dump(struct evbuffer *out);
+void stats_prefix_clear(void);
 
 /* Zero the resettable counters (stats reset). */
 void stats_reset(void);

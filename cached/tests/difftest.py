@@ -54,6 +54,17 @@ CASES = {
     "partial_value": b"set a 0 0 10\r\nx",
     "version_quit": b"quit\r\nget a\r\n",
     "stats_sub": b"stats reset\r\nstats detail\r\nstats nosuch\r\n",
+    "stats_detail": b"stats detail dump\r\nstats detail on\r\nset a:1 0 0 1\r\nx\r\n"
+                    b"get a:1 a:2 b:1 nodelim\r\nset nodelim 0 0 1\r\nx\r\ndelete a:1\r\n"
+                    b"delete c:9\r\nadd a:3 0 0 1\r\nx\r\nadd a:3 0 0 1\r\nx\r\nincr a:3 1\r\n"
+                    b"touch a:3 10\r\ngat 0 a:3\r\ngets a:3\r\ncas a:3 0 0 1 999\r\ny\r\n"
+                    b"append q:1 0 0 1\r\nz\r\nset x:1 0 0 -1\r\nset :lead 0 0 1\r\nx\r\n"
+                    b"set a::b 0 0 1\r\nx\r\nset trail: 0 0 1\r\nx\r\nget :lead\r\n"
+                    b"delete " + K251 + b":\r\nget k:" + K250 + b"\r\n"
+                    b"set user:1 0 0 1\r\nx\r\nset session:9 0 0 1\r\nx\r\nget img:3 css:4 js:5\r\n"
+                    b"stats detail dump\r\nstats detail off\r\nget a:3\r\nstats detail dump\r\n"
+                    b"stats detail on extra\r\nstats detail ON\r\nstats detail off\r\n"
+                    b"stats reset\r\nstats detail dump\r\n",
     "stats_cachedump_args": b"stats cachedump\r\nstats cachedump 1\r\nstats cachedump x 0\r\n"
                             b"stats cachedump 1 x\r\nstats cachedump -1 0\r\nstats cachedump 64 0\r\n"
                             b"stats cachedump 18446744073709551615 0\r\nstats cachedump 63 0\r\n"

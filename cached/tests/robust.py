@@ -26,7 +26,7 @@ def run(argv):
 def main():
     # command line
     for bad in (["-x"], ["-p"], ["-p", "70000"], ["--mode", "fast"], ["--origin", "web:x"],
-                ["-m", "abc"], ["-I", "2g"], ["-t", "0"], ["extra"], ["--origin", "gen:size=0"]):
+                ["-m", "abc"], ["-I", "2g"], ["-t", "0"], ["extra"], ["--origin", "gen:size=0"], ["-D", ""], ["-D"]):
         rc, err = run([util.CACHED, "-u", "root"] + bad)
         check(rc == 64 and len(err.strip().splitlines()) == 1, "bad flag %s -> %d %r" % (bad, rc, err))
     if os.getuid() == 0:
@@ -35,6 +35,14 @@ def main():
     rc, out = subprocess.run([util.CACHED, "-V"], stdout=subprocess.PIPE).returncode, ""
     check(rc == 0, "-V")
     check(subprocess.run([util.CACHED, "-h"], stdout=subprocess.PIPE).returncode == 0, "-h")
+
+    # -D: the prefix delimiter of stats detail, which it turns on
+    proc, port = util.start_cached("-D", "#")
+    got = util.command(port, b"stats settings\r\nset user#1 0 0 1\r\nx\r\nget user#1 a:b\r\n"
+                             b"stats detail dump\r\n")
+    check(b"STAT stat_key_prefix #\r\n" in got and b"STAT detail_enabled yes\r\n" in got and
+          got.endswith(b"PREFIX user get 1 hit 1 set 1 del 0\r\nEND\r\n"), "-D '#': %r" % got[-120:])
+    util.stop(proc)
 
     # connection limit
     proc, port = util.start_cached("-c", "5")

@@ -536,6 +536,53 @@ static void test_cachedump(void)
 	printf("ok - cachedump\n");
 }
 
+static void test_prefix_stats(void)
+{
+	struct evbuffer *b = evbuffer_new();
+	char key[64], *d;
+	size_t n;
+
+	settings.prefix_delim = ':';
+	settings.detail = false;
+	stats_prefix_set("off:1", 5);
+	settings.detail = true;
+	stats_prefix_get("user:1", 6, true);
+	stats_prefix_get("user:2", 6, false);
+	stats_prefix_set("user:3", 6);
+	stats_prefix_delete("user:1", 6);
+	stats_prefix_set("nodelim", 7);
+	stats_prefix_dump(b);
+	n = evbuffer_get_length(b);
+	d = calloc(1, n + 1);
+	evbuffer_remove(b, d, n);
+	CHECK(!strcmp(d, "PREFIX user get 2 hit 1 set 1 del 1\r\nEND\r\n"),
+	      "prefix counters: %s", d);
+	free(d);
+	/* the table stops growing at PREFIX_MAX prefixes */
+	for (int i = 0; i < PREFIX_MAX + 500; i++) {
+		int l = snprintf(key, sizeof(key), "p%d:x", i);
+
+		stats_prefix_set(key, (size_t)l);
+	}
+	stats_prefix_dump(b);
+	n = evbuffer_get_length(b);
+	d = calloc(1, n + 1);
+	evbuffer_remove(b, d, n);
+	CHECK(count_lines(d, "PREFIX ") == PREFIX_MAX, "prefix table bounded: %d",
+	      count_lines(d, "PREFIX "));
+	free(d);
+	stats_prefix_clear();
+	stats_prefix_dump(b);
+	n = evbuffer_get_length(b);
+	d = calloc(1, n + 1);
+	evbuffer_remove(b, d, n);
+	CHECK(!strcmp(d, "END\r\n"), "prefix stats cleared");
+	free(d);
+	settings.detail = false;
+	evbuffer_free(b);
+	printf("ok - prefix stats\n");
+}
+
 int main(void)
 {
 	test_index();
@@ -546,6 +593,7 @@ int main(void)
 	test_zero_copy();
 	test_parser();
 	test_cachedump();
+	test_prefix_stats();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
