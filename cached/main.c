@@ -335,6 +335,7 @@ static int open_listeners(void)
 		}
 		chmod(settings.socketpath, 0700);
 		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
+		conns_add_listener(fd);
 		return 0;
 	}
 
@@ -369,6 +370,7 @@ static int open_listeners(void)
 			return -1;
 		}
 		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
+		conns_add_listener(fd);
 		n++;
 	}
 	freeaddrinfo(res);

@@ -71,6 +71,7 @@ struct conn {
 	struct fetched *fetched; /* values fetched for the current get */
 	size_t fetched_bytes;
 	struct conn *next;      /* worker's list */
+	uint32_t last_cmd;      /* when the last command began (stats conns) */
 };
 
 enum proto_ret {

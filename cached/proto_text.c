@@ -43,6 +43,7 @@
 #include "cached.h"
 #include "origin.h"
 #include "stats.h"
+#include "thread.h"
 #include "store.h"
 #include "upstream.h"
 
@@ -819,7 +820,7 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 	} else if (!strcmp(sub, "sizes")) {
 		out_string(c, "STAT sizes_status disabled\r\nEND");
 	} else if (!strcmp(sub, "conns")) {
-		out_string(c, "END");
+		conns_emit(c->out, c);
 	} else {
 		out_string(c, "ERROR");
 	}
@@ -838,6 +839,7 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	const char *cmd;
 	char first;
 
+	c->last_cmd = current_time;
 	if (ntokens < 2 || tokens[0].length < 2) {
 		out_string(c, "ERROR");
 		return CMD_DONE;

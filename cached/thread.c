@@ -14,9 +14,13 @@
  */
 #include "thread.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -44,7 +48,16 @@ struct conn_box {
 	int refs;
 	bool dead;
 	bool want_read, want_write;
+	struct conn_box *reg_prev, *reg_next;   /* every open connection */
 };
+
+/* Open connections and listeners, for stats conns. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn_box *reg_head;
+#define MAX_LISTENERS 16
+static int listeners[MAX_LISTENERS];
+static uint32_t listeners_since[MAX_LISTENERS];
+static int nlisteners;
 
 static struct worker *workers;
 static int nworkers;
@@ -73,6 +86,14 @@ static void conn_close(struct conn *c)
 	if (b->dead)
 		return;
 	b->dead = true;
+	pthread_mutex_lock(&reg_lock);
+	if (b->reg_prev)
+		b->reg_prev->reg_next = b->reg_next;
+	else
+		reg_head = b->reg_next;
+	if (b->reg_next)
+		b->reg_next->reg_prev = b->reg_prev;
+	pthread_mutex_unlock(&reg_lock);
 	event_free(c->ev);
 	event_free(b->wev);
 	close(c->fd);
@@ -235,6 +256,13 @@ static void conn_new(struct worker *w, int fd)
 		goto fail;
 	event_add(c->ev, NULL);
 	b->want_read = true;
+	c->last_cmd = current_time;
+	pthread_mutex_lock(&reg_lock);
+	b->reg_next = reg_head;
+	if (reg_head)
+		reg_head->reg_prev = b;
+	reg_head = b;
+	pthread_mutex_unlock(&reg_lock);
 	return;
 fail:
 	if (c->ev)
@@ -350,4 +378,141 @@ void threads_stop(void)
 		event_active(workers[i].stop, EV_READ, 0);
 	for (int i = 0; i < nworkers; i++)
 		pthread_join(workers[i].tid, NULL);
+}
+
+void conns_add_listener(int fd)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (nlisteners < MAX_LISTENERS) {
+		listeners[nlisteners] = fd;
+		listeners_since[nlisteners++] = current_time;
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* "tcp:1.2.3.4:5", "tcp6:[::1]:5" or "unix:PATH", as memcached names them. */
+static void addr_text(const struct sockaddr_storage *ss, socklen_t len,
+		      char *buf, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		snprintf(buf, size, "tcp:%s:%u", ip, ntohs(a->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, size, "tcp6:[%s]:%u", ip, ntohs(a->sin6_port));
+	} else if (ss->ss_family == AF_UNIX) {
+		const struct sockaddr_un *a = (const struct sockaddr_un *)ss;
+		size_t n = len > offsetof(struct sockaddr_un, sun_path) ?
+			   len - offsetof(struct sockaddr_un, sun_path) : 0;
+
+		snprintf(buf, size, "unix:%.*s", (int)strnlen(a->sun_path, n),
+			 a->sun_path);
+	} else {
+		snprintf(buf, size, "?:<AF %d>", ss->ss_family);
+	}
+}
+
+static void sock_text(int fd, bool peer, char *buf, size_t size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int r;
+
+	memset(&ss, 0, sizeof(ss));
+	r = peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
+		   getsockname(fd, (struct sockaddr *)&ss, &len);
+	if (r < 0)
+		len = 0, ss.ss_family = AF_UNSPEC;
+	addr_text(&ss, len, buf, size);
+}
+
+static const char *state_text(const struct conn *c, const struct conn *self)
+{
+	if (c == self)
+		return "conn_parse_cmd";
+	switch (__atomic_load_n(&c->state, __ATOMIC_RELAXED)) {
+	case ST_NREAD:
+		return "conn_nread";
+	case ST_SWALLOW:
+		return "conn_swallow";
+	case ST_WAIT:
+		return "conn_io_queue";
+	case ST_CLOSE:
+		return "conn_closing";
+	default:
+		return "conn_read";
+	}
+}
+
+struct conn_line {
+	int fd;
+	const struct conn *c;   /* NULL for a listener */
+	uint32_t since;
+};
+
+static int by_fd(const void *a, const void *b)
+{
+	const struct conn_line *x = a, *y = b;
+
+	return (x->fd > y->fd) - (x->fd < y->fd);
+}
+
+void conns_emit(struct evbuffer *out, struct conn *self)
+{
+	struct conn_line *v = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t now = current_time;
+	char addr[128], laddr[128];
+
+	pthread_mutex_lock(&reg_lock);
+	for (int i = 0; i < nlisteners; i++) {
+		if (n == cap) {
+			struct conn_line *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto out;
+			v = nv;
+		}
+		v[n++] = (struct conn_line){ listeners[i], NULL, listeners_since[i] };
+	}
+	for (struct conn_box *b = reg_head; b; b = b->reg_next) {
+		if (n == cap) {
+			struct conn_line *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto out;
+			v = nv;
+		}
+		v[n++] = (struct conn_line){ b->c.fd, &b->c,
+			__atomic_load_n(&b->c.last_cmd, __ATOMIC_RELAXED) };
+	}
+	qsort(v, n, sizeof(*v), by_fd);
+	for (size_t i = 0; i < n; i++) {
+		int fd = v[i].fd;
+
+		sock_text(fd, v[i].c != NULL, addr, sizeof(addr));
+		evbuffer_add_printf(out, "STAT %d:addr %s\r\n", fd, addr);
+		if (v[i].c) {
+			sock_text(fd, false, laddr, sizeof(laddr));
+			evbuffer_add_printf(out, "STAT %d:listen_addr %s\r\n", fd, laddr);
+		}
+		evbuffer_add_printf(out, "STAT %d:state %s\r\n", fd,
+				    v[i].c ? state_text(v[i].c, self) : "conn_listening");
+		evbuffer_add_printf(out, "STAT %d:secs_since_last_cmd %u\r\n", fd,
+				    now >= v[i].since ? now - v[i].since : 0);
+	}
+out:
+	pthread_mutex_unlock(&reg_lock);
+	free(v);
+	evbuffer_add(out, "END\r\n", 5);
 }

@@ -29,6 +29,16 @@ void conn_resume(struct conn *c);
 struct event_base *worker_base(struct worker *w);
 struct upstream **worker_upstream(struct worker *w);
 
+/*
+ * stats conns: every listening socket and connection, by descriptor, in
+ * memcached's format; self (the connection asking) is conn_parse_cmd.
+ */
+struct evbuffer;
+void conns_emit(struct evbuffer *out, struct conn *self);
+
+/* Register a listening socket for stats conns (main thread, at start). */
+void conns_add_listener(int fd);
+
 /* Take a reference for an upstream request. */
 void conn_ref(struct conn *c);
 

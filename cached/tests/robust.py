@@ -44,6 +44,52 @@ def main():
           got.endswith(b"PREFIX user get 1 hit 1 set 1 del 0\r\nEND\r\n"), "-D '#': %r" % got[-120:])
     util.stop(proc)
 
+    # stats conns: listener, idle, mid-value and the asking connection
+    proc, port = util.start_cached()
+    idle = socket.create_connection(("127.0.0.1", port))
+    idle.sendall(b"version\r\n")
+    idle.recv(100)
+    mid = socket.create_connection(("127.0.0.1", port))
+    mid.sendall(b"set k 0 0 10\r\nab")
+    time.sleep(0.3)
+    asker = socket.create_connection(("127.0.0.1", port))
+
+    def conns():
+        asker.sendall(b"stats conns\r\n")
+        got = b""
+        while not got.endswith(b"END\r\n"):
+            got += asker.recv(65536)
+        table = {}
+        for line in got.decode().splitlines()[:-1]:
+            _, key, value = line.split(" ", 2)
+            fd, field = key.split(":", 1)
+            table.setdefault(int(fd), {})[field] = value
+        return table
+
+    def find(t, sock):
+        name = "tcp:%s:%d" % sock.getsockname()
+        return [v for v in t.values() if v.get("addr") == name]
+
+    t = conns()
+    here = "tcp:127.0.0.1:%d" % port
+    lis = [v for v in t.values() if v.get("state") == "conn_listening"]
+    check(len(lis) == 1 and lis[0]["addr"] == here and "listen_addr" not in lis[0],
+          "stats conns: the listener %r" % lis)
+    for sock, state in ((idle, "conn_read"), (mid, "conn_nread"), (asker, "conn_parse_cmd")):
+        rows = find(t, sock)
+        check(len(rows) == 1 and rows[0]["state"] == state and rows[0]["listen_addr"] == here and
+              rows[0]["secs_since_last_cmd"].isdigit(), "stats conns: %s %r" % (state, rows))
+    check(len(t) == 4, "stats conns: %d entries, want 4" % len(t))
+    name = idle.getsockname()
+    idle.close()
+    time.sleep(0.3)
+    t = conns()
+    check(not [v for v in t.values() if v.get("addr") == "tcp:%s:%d" % name] and len(t) == 3,
+          "stats conns: a closed connection is gone")
+    mid.close()
+    asker.close()
+    util.stop(proc)
+
     # connection limit
     proc, port = util.start_cached("-c", "5")
     time.sleep(0.5)   # the readiness probe's connection must be gone
