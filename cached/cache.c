@@ -75,7 +75,7 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 
 bool cache_alive(const struct item *it, uint32_t now)
 {
-	return !flushed(it, now);
+	return !(it->exptime && it->exptime <= now) && !flushed(it, now);
 }
 
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,

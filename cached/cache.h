@@ -67,7 +67,7 @@ bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime);
 /* flush_all: delay 0 empties now; > 0 invalidates older items later. */
 void cache_flush(int32_t delay);
 
-/* False when a delayed flush_all has invalidated the item (read-only). */
+/* False when the item has expired or a flush_all took it (read-only). */
 bool cache_alive(const struct item *it, uint32_t now);
 
 /* Checksum of a value (used with --verify). */

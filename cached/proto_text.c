@@ -351,7 +351,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 
 	pthread_rwlock_rdlock(&cache_lock);
 	it = index_find(key, nkey, hv);
-	if (it && !(it->exptime && it->exptime <= now) && cache_alive(it, now) &&
+	if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
 	    (!settings.verify ||
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {

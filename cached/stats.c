@@ -160,8 +160,7 @@ void stats_reset(void)
  */
 static bool listed(const struct item *it, uint32_t now)
 {
-	return !(it->exptime && it->exptime <= now) && cache_alive(it, now) &&
-	       it->state != ITEM_LOST;
+	return cache_alive(it, now) && it->state != ITEM_LOST;
 }
 
 struct items_acc {

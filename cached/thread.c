@@ -466,36 +466,22 @@ static int by_fd(const void *a, const void *b)
 void conns_emit(struct evbuffer *out, struct conn *self)
 {
 	struct conn_line *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap;
 	uint32_t now = current_time;
 	char addr[128], laddr[128];
 
 	pthread_mutex_lock(&reg_lock);
-	for (int i = 0; i < nlisteners; i++) {
-		if (n == cap) {
-			struct conn_line *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto out;
-			v = nv;
-		}
+	cap = (size_t)nlisteners;
+	for (struct conn_box *b = reg_head; b; b = b->reg_next)
+		cap++;
+	v = malloc((cap ? cap : 1) * sizeof(*v));
+	if (!v)
+		goto out;
+	for (int i = 0; i < nlisteners; i++)
 		v[n++] = (struct conn_line){ listeners[i], NULL, listeners_since[i] };
-	}
-	for (struct conn_box *b = reg_head; b; b = b->reg_next) {
-		if (n == cap) {
-			struct conn_line *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto out;
-			v = nv;
-		}
+	for (struct conn_box *b = reg_head; b; b = b->reg_next)
 		v[n++] = (struct conn_line){ b->c.fd, &b->c,
 			__atomic_load_n(&b->c.last_cmd, __ATOMIC_RELAXED) };
-	}
 	qsort(v, n, sizeof(*v), by_fd);
 	for (size_t i = 0; i < n; i++) {
 		int fd = v[i].fd;
