@@ -385,9 +385,9 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 
 	current_time = (uint32_t)time(NULL);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	store_tick(current_time, (uint32_t)settings.idle_secs);
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 }
 
 /* Keep a few populated spare segments ready for the workers. */
@@ -402,17 +402,17 @@ static void spare_cb(evutil_socket_t fd, short what, void *arg)
 		size_t len;
 		void *p;
 
-		pthread_rwlock_wrlock(&cache_lock);
+		cache_wrlock();
 		s = store_spare_take();
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 		if (s == SEG_NONE)
 			return;
 		p = store_slot_ptr(s, &len);
 		if (madvise(p, len, MADV_POPULATE_WRITE) < 0)
 			memset(p, 0, len);   /* older kernels: touch every page */
-		pthread_rwlock_wrlock(&cache_lock);
+		cache_wrlock();
 		store_spare_put(s);
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 	}
 }
 

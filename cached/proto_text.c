@@ -349,7 +349,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	struct item *it;
 	bool served = false;
 
-	pthread_rwlock_rdlock(&cache_lock);
+	cache_rdlock();
 	it = index_find(key, nkey, hv);
 	if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
@@ -362,7 +362,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 		STAT_ADD(get_hits);
 		served = true;
 	}
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	return served;
 }
 
@@ -401,7 +401,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 
 	if (!touch && !collect && get_fast(c, key, nkey, hv, ret_cas))
 		return true;
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && touch)
 		it->exptime = exptime;
@@ -414,12 +414,12 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			emit_item(c->gbuf, it, ret_cas);
 			count_get(touch, true);
 		}
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 		return true;
 	}
 	lost = it && it->state == ITEM_LOST;
 	if (collect) {
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 		upstream_get(c, key, nkey);
 		return false;
 	}
@@ -429,11 +429,11 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		uint64_t t0;
 		int r;
 
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 		t0 = now_usec();
 		r = origin_fetch(key, nkey, &val, &vlen, &flags);
 		t0 = now_usec() - t0;
-		pthread_rwlock_wrlock(&cache_lock);
+		cache_wrlock();
 		stats.origin_fetches++;
 		if (r < 0)
 			stats.origin_errors++;
@@ -453,7 +453,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 				evbuffer_add(c->gbuf, val, vlen + 2);
 			free(val);
 			count_get(touch, true);
-			pthread_rwlock_unlock(&cache_lock);
+			cache_unlock();
 			return true;
 		}
 		free(val);
@@ -467,7 +467,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			emit_header(c->gbuf, key, nkey, f->flags, f->vlen, ret_cas, 0);
 			evbuffer_add(c->gbuf, f->data + nkey, (size_t)f->vlen + 2);
 			count_get(touch, true);
-			pthread_rwlock_unlock(&cache_lock);
+			cache_unlock();
 			return true;
 		}
 	}
@@ -476,7 +476,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		cache_drop_lost(it);
 	}
 	count_get(touch, false);
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	return false;
 }
 
@@ -582,9 +582,9 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 			/* no stale value may outlive a failed set */
 			uint32_t hv = index_hash(tokens[1].value, tokens[1].length);
 
-			pthread_rwlock_wrlock(&cache_lock);
+			cache_wrlock();
 			cache_delete(tokens[1].value, tokens[1].length, hv);
-			pthread_rwlock_unlock(&cache_lock);
+			cache_unlock();
 		}
 		return;
 	}
@@ -618,11 +618,11 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	stats.cmd_set++;
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
 	    upstream_set(c, c->key, c->nkey, hv) == 0) {
 		/* write-through: the reply waits for the upstream's answer */
@@ -656,7 +656,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
 	if (r == D_NOT_FOUND) {
 		if (incr)
@@ -664,7 +664,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		else
 			stats.decr_misses++;
 	}
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	switch (r) {
 	case D_OK:
 		out_string(c, buf);
@@ -704,13 +704,13 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	}
 	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
 	if (found)
 		stats.delete_hits++;
 	else
 		stats.delete_misses++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	if (found && settings.origin == ORIGIN_MEMCACHE)
 		upstream_delete(c, tokens[1].value, tokens[1].length);
 	out_string(c, found ? "DELETED" : "NOT_FOUND");
@@ -732,7 +732,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
 	stats.cmd_touch++;
@@ -740,7 +740,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		stats.touch_hits++;
 	else
 		stats.touch_misses++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	out_string(c, found ? "TOUCHED" : "NOT_FOUND");
 }
 
@@ -749,18 +749,18 @@ static void process_flush_all(struct conn *c, token_t *tokens, size_t ntokens)
 	int32_t exptime = 0;
 
 	set_noreply_maybe(c, tokens, ntokens);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	stats.cmd_flush++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	if (ntokens != (c->noreply ? 3u : 2u)) {
 		if (!safe_strtol(tokens[1].value, &exptime)) {
 			out_string(c, "CLIENT_ERROR invalid exptime argument");
 			return;
 		}
 	}
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	cache_flush(exptime);
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	out_string(c, "OK");
 }
 

@@ -59,9 +59,9 @@ static void drop_slice(const char *why)
 {
 	uint64_t want = settings.maxbytes / 100 * settings.psi_drop_pct, dropped;
 
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	dropped = store_drop_coldest(want);
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	logmsg(1, "psi: %s, dropped %llu bytes of cold data", why,
 	       (unsigned long long)dropped);
 }
@@ -83,9 +83,9 @@ static void follow_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	last_total = total;
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	stats.psi_drops++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	drop_slice("memory pressure goes on");
 	evtimer_add(follow_ev, &second);
 }
@@ -105,10 +105,10 @@ static void psi_cb(evutil_socket_t fd, short what, void *arg)
 	 * readable is the event; the call only drains the set.
 	 */
 	epoll_wait(fd, evs, 4, 0);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	stats.psi_events++;
 	stats.psi_drops++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	drop_slice("memory pressure");
 	last_total = some_total();
 	evtimer_add(follow_ev, &second);

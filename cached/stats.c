@@ -36,12 +36,12 @@ void stats_emit(struct evbuffer *out)
 	uint32_t now = current_time;
 
 	getrusage(RUSAGE_SELF, &ru);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	s = stats;
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 
 	U("pid", getpid());
 	U("uptime", now - process_started);
@@ -98,6 +98,8 @@ void stats_emit(struct evbuffer *out)
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
 	U("compacted_objects", s.compacted_objects);
+	U("cleaned_objects", s.cleaned_objects);
+	U("cleaned_segments", s.cleaned_segments);
 	U("psi_events", s.psi_events);
 	U("psi_drops", s.psi_drops);
 	U("psi_dropped_bytes", s.psi_dropped_bytes);
@@ -141,11 +143,11 @@ void stats_settings_emit(struct evbuffer *out)
 
 void stats_reset(void)
 {
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	uint64_t curr = stats.curr_items;
 	memset(&stats, 0, sizeof(stats));
 	stats.curr_items = curr;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
@@ -186,10 +188,10 @@ void stats_items_emit(struct evbuffer *out)
 	struct items_acc a = { .now = current_time, .oldest = UINT32_MAX };
 	uint64_t evicted;
 
-	pthread_rwlock_rdlock(&cache_lock);
+	cache_rdlock();
 	index_foreach(items_add, &a);
 	evicted = stats.evictions;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	if (a.n) {
 		evbuffer_add_printf(out, "STAT items:1:number %" PRIu64 "\r\n", a.n);
 		evbuffer_add_printf(out, "STAT items:1:age %u\r\n",
@@ -207,10 +209,10 @@ void stats_slabs_emit(struct evbuffer *out)
 	struct store_stats st;
 	uint64_t n;
 
-	pthread_rwlock_rdlock(&cache_lock);
+	cache_rdlock();
 	store_get_stats(&st);
 	n = index_count();
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	U("active_slabs", n ? 1 : 0);
 	U("total_malloced", st.used_bytes);
 	evbuffer_add(out, "END\r\n", 5);
@@ -249,9 +251,9 @@ void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 	struct dump_acc d = { .out = out, .now = current_time, .limit = limit };
 
 	if (id == 1) {
-		pthread_rwlock_rdlock(&cache_lock);
+		cache_rdlock();
 		index_foreach(dump_one, &d);
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 	}
 	evbuffer_add(out, "END\r\n", 5);
 }

@@ -59,6 +59,7 @@ struct seg {
 	uint64_t used;      /* bytes appended (small) / value bytes (large) */
 	uint64_t charge;    /* bytes charged to the budget */
 	uint64_t vbytes;    /* length of the volatile range */
+	uint64_t live;      /* bytes of linked items, as appended (small) */
 	uint32_t nitems;
 	uint32_t atime;
 	struct item *items;
@@ -301,6 +302,7 @@ void store_link(struct item *it)
 		g->items->sprev = it;
 	g->items = it;
 	g->nitems++;
+	g->live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
 }
@@ -326,6 +328,7 @@ void store_unlink(struct item *it)
 		it->snext->sprev = it->sprev;
 	it->snext = it->sprev = NULL;
 	g->nitems--;
+	g->live -= round_up(it->vlen + 2, 8);
 	value_bytes -= it->vlen;
 	it->seg = SEG_NONE;
 	if (g->nitems == 0 && s != active && !g->pinned)
@@ -482,6 +485,62 @@ static uint32_t seg_new(int kind, uint32_t n, uint64_t charge)
 	return s;
 }
 
+/*
+ * The log cleaner.  Overwrites and deletes leave dead bytes in sealed
+ * segments, and a segment comes free only when its last object goes: under
+ * uniform overwrites of 10,000 4 KiB objects the store grew to five times
+ * its live bytes before segments started to empty (210 MB for 40 MB), and
+ * a set-only load filled the budget and evicted live objects.  So whenever
+ * the active segment fills, the sealed segment with the fewest live bytes,
+ * if at most half of it is live, has its objects copied forward and is
+ * freed: the store's footprint then stays within about twice its live
+ * bytes, and the write amplification is at most 2x.  Volatile segments
+ * are left alone (their objects are idle and a copy would unmark them).
+ */
+static bool cleaning;
+
+static void store_clean(void)
+{
+	uint32_t victim = SEG_NONE;
+	struct item *it, *next;
+	struct seg *g;
+
+	for (uint32_t s = 0; s < nslots; s++) {
+		g = &segs[s];
+		if (g->kind != SEG_SMALL || s == active || g->vol ||
+		    g->pinned || g->zombie || !g->nitems ||
+		    g->live * 2 > seg_size)
+			continue;
+		if (victim == SEG_NONE || g->live < segs[victim].live)
+			victim = s;
+	}
+	if (victim == SEG_NONE)
+		return;
+	g = &segs[victim];
+	cleaning = true;
+	g->pinned = 1;
+	for (it = g->items; it; it = next) {
+		uint32_t ns;
+		uint64_t noff;
+
+		next = it->snext;
+		if (store_reserve(it->vlen + 2, &ns, &noff) != 0)
+			break;
+		memcpy(store_ptr(noff), store_ptr(it->off), it->vlen + 2);
+		store_unlink(it);
+		it->seg = ns;
+		it->off = noff;
+		store_link(it);
+		stats.cleaned_objects++;
+	}
+	g->pinned = 0;
+	cleaning = false;
+	if (g->nitems == 0) {
+		stats.cleaned_segments++;
+		seg_free(victim);
+	}
+}
+
 int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 {
 	uint64_t need = round_up(len, 8);
@@ -509,7 +568,10 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 			if (segs[old].nitems == 0)
 				seg_free(old);
 		}
-		active = seg_new(SEG_SMALL, 1, seg_size);
+		if (!cleaning)
+			store_clean();   /* may open a new active segment */
+		if (active == SEG_NONE || segs[active].used + need > seg_size)
+			active = seg_new(SEG_SMALL, 1, seg_size);
 		if (active == SEG_NONE)
 			return -1;
 	}

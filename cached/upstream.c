@@ -66,9 +66,9 @@ static void req_done(struct upreq *r, bool failed)
 
 	if (failed) {
 		c->up_failed = true;
-		pthread_rwlock_wrlock(&cache_lock);
+		cache_wrlock();
 		stats.origin_errors++;
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 	}
 	if (--c->pending == 0) {
 		proto_upstream_done(c);
@@ -119,13 +119,13 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				bool expired;
 				struct item *it;
 
-				pthread_rwlock_wrlock(&cache_lock);
+				cache_wrlock();
 				it = cache_lookup(u->vkey, u->vnkey, hv, &expired);
 				if (it && it->state == ITEM_LOST)
 					stats.rebuilds++;
 				stats.origin_fetches++;
 				cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
-				pthread_rwlock_unlock(&cache_lock);
+				cache_unlock();
 				conn_keep_fetched(u->head->c, u->vkey, u->vnkey,
 						  u->vflags, data, u->vlen);
 			}
@@ -260,9 +260,9 @@ void upstream_get(struct conn *c, const char *key, size_t nkey)
 	struct upstream *u = up_get(c);
 
 	if (!u || push(c, REQ_GET) < 0) {
-		pthread_rwlock_wrlock(&cache_lock);
+		cache_wrlock();
 		stats.origin_errors++;
-		pthread_rwlock_unlock(&cache_lock);
+		cache_unlock();
 		return;
 	}
 	evbuffer_add_printf(bufferevent_get_output(u->bev), "get %.*s\r\n",
@@ -280,7 +280,7 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 	if (!u)
 		goto fail;
 	out = bufferevent_get_output(u->bev);
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && cache_readable(it)) {
 		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
@@ -291,13 +291,13 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
 		ret = 0;
 	}
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	if (ret == 0 && push(c, REQ_SET) == 0)
 		return 0;
 fail:
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_wrlock();
 	stats.origin_errors++;
-	pthread_rwlock_unlock(&cache_lock);
+	cache_unlock();
 	return -1;
 }
 
