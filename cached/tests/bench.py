@@ -8,15 +8,21 @@ For each value size the three servers (memcached, cached --mode pinned,
 cached --mode volatile) run at once on their own ports, each warmed with
 every key; only one is driven at a time.  Two phases:
 
-  throughput  closed loop (loadgen -t 2 -c 8), BENCH_ROUNDS rounds of
-              BENCH_SECONDS each per server, the order rotated every round;
+  throughput  closed loop (loadgen -t 2 -c 8), BENCH_ROUNDS rounds (40) of
+              BENCH_SECONDS (0.5) each per server, the order rotated every round;
               a server's ratio is the median over rounds of its ops/s over
               memcached's in the same round, with a 95% confidence interval
               of that median (sign test on the per-round ratios).
-  latency     open loop at one fixed rate for all three, half of
+  latency     open loop at one fixed rate for all three, a third of
               memcached's closed-loop throughput (BENCH_RATE overrides):
               p50/p99/p99.9 at the same offered load, medians over
-              BENCH_LAT_ROUNDS rounds, the order rotated.
+              BENCH_LAT_ROUNDS rounds (12) of BENCH_LAT_SECONDS (1), the
+              order rotated; the p99 ratio is the median of the per-round
+              ratios to memcached's p99, with its 95% interval.
+
+Many short rounds rather than a few long ones: the machine's own drift
+(other load, the host of a virtual machine) then hits all three servers
+alike, and the interval narrows with the number of rounds.
 
 Load tool: the project's loadgen (../loadgen/loadgen) when it is built,
 else memcaslap from libmemcached-tools (throughput only)."""
@@ -34,9 +40,10 @@ import util
 
 ROOT = os.path.abspath(os.path.join(util.HERE, "..", ".."))
 LOADGEN = os.environ.get("LOADGEN", os.path.join(ROOT, "loadgen", "loadgen"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
-LAT_ROUNDS = int(os.environ.get("BENCH_LAT_ROUNDS", "4"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "40"))
+LAT_ROUNDS = int(os.environ.get("BENCH_LAT_ROUNDS", "12"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "0.5"))
+LAT_SECONDS = float(os.environ.get("BENCH_LAT_SECONDS", "1"))
 RATE = int(os.environ.get("BENCH_RATE", "0"))
 KEYS = 10000
 
@@ -72,7 +79,8 @@ def run_loadgen(proc, port, size, rate=0):
     """One round: ops/s, p50, p99, p99.9 (us), server CPU us per request."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    argv = loadgen_argv(port, size) + ["-d", str(SECONDS), "-j", path]
+    secs = LAT_SECONDS if rate else SECONDS
+    argv = loadgen_argv(port, size) + ["-d", str(secs), "-j", path]
     if rate:
         argv += ["-r", str(rate)]
     c0 = proc_cpu(proc.pid)
@@ -143,7 +151,7 @@ def bench_size(size, runner, warm, have_loadgen):
                 thr[name].append(runner(proc, port, size))
         lat, rate = {}, 0
         if have_loadgen and LAT_ROUNDS > 0:
-            rate = RATE or int(round(statistics.median(x[0] for x in thr[BASE]) / 2, -3))
+            rate = RATE or int(round(statistics.median(x[0] for x in thr[BASE]) / 3, -3))
             lat = {name: [] for name, _ in SERVERS}
             for r in range(LAT_ROUNDS):
                 say("%d B: latency round %d/%d at %d ops/s" % (size, r + 1, LAT_ROUNDS, rate))
@@ -192,8 +200,9 @@ def main():
     if not have_loadgen and not shutil.which("memcaslap"):
         print("bench: neither loadgen nor memcaslap found")
         return 1
-    if ROUNDS < 1 or SECONDS <= 0:
-        print("bench: BENCH_ROUNDS must be >= 1 and BENCH_SECONDS > 0")
+    if ROUNDS < 1 or SECONDS <= 0 or LAT_ROUNDS < 0 or LAT_SECONDS <= 0:
+        print("bench: BENCH_ROUNDS must be >= 1, BENCH_LAT_ROUNDS >= 0, "
+              "BENCH_SECONDS and BENCH_LAT_SECONDS > 0")
         return 1
     tool = "loadgen -t 2 -c 8" if have_loadgen else "memcaslap -T 2 -c 16"
     runner = run_loadgen if have_loadgen else run_memcaslap
@@ -225,20 +234,24 @@ def main():
         print("%-16s %-6s volatile/pinned %.2fx %s" % ("", "", med, ci_text(lo, hi)))
     if any(results[s][1] for s in SIZES):
         print()
-        print("latency: open loop, the same offered rate for every server (half of "
-              "memcached's closed-loop ops/s), %d rounds of %gs, medians" % (LAT_ROUNDS, SECONDS))
-        print("%-16s %-6s %9s %9s %9s %9s %10s %10s" % (
-            "server", "value", "rate", "ops/s", "p50 us", "p99 us", "p99.9 us", "p99/memc"))
+        print("latency: open loop, the same offered rate for every server (a third of "
+              "memcached's closed-loop ops/s), %d rounds of %gs, medians" %
+              (LAT_ROUNDS, LAT_SECONDS))
+        print("p99 ratio: median over rounds of p99 / memcached's p99 in the same round, "
+              "[95% confidence interval]")
+        print("%-16s %-6s %9s %9s %9s %9s %10s %9s %17s" % (
+            "server", "value", "rate", "ops/s", "p50 us", "p99 us", "p99.9 us",
+            "p99 ratio", "95% CI"))
         for size in SIZES:
             _, lat, rate, _ = results[size]
-            base99 = statistics.median(x[2] for x in lat[BASE])
             for name, _ in SERVERS:
                 xs = lat[name]
-                p99 = statistics.median(x[2] for x in xs)
-                print("%-16s %-6s %9d %9.0f %9.1f %9.1f %10.1f %9.2fx" % (
+                med, lo, hi = median_ci([a[2] / max(b[2], 1e-3) for a, b in zip(xs, lat[BASE])])
+                print("%-16s %-6s %9d %9.0f %9.1f %9.1f %10.1f %8.2fx %17s" % (
                     name, label(size), rate, statistics.median(x[0] for x in xs),
-                    statistics.median(x[1] for x in xs), p99,
-                    statistics.median(x[3] for x in xs), p99 / base99))
+                    statistics.median(x[1] for x in xs),
+                    statistics.median(x[2] for x in xs),
+                    statistics.median(x[3] for x in xs), med, ci_text(lo, hi)))
     rows, n, size = overheads()
     print()
     print("memory per object (%d objects of %d bytes):" % (n, size))
