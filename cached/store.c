@@ -72,7 +72,7 @@ static struct seg *segs;
 static uint64_t nslots, seg_size, budget, large_min;
 static uint32_t active = SEG_NONE;
 static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
-static uint64_t nsmall, nlarge;
+static uint64_t nsmall, nlarge, small_live;
 static bool vol_enabled;
 static uint32_t cursor;
 
@@ -303,6 +303,8 @@ void store_link(struct item *it)
 	g->items = it;
 	g->nitems++;
 	g->live += round_up(it->vlen + 2, 8);
+	if (g->kind == SEG_SMALL)
+		small_live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
 }
@@ -329,6 +331,8 @@ void store_unlink(struct item *it)
 	it->snext = it->sprev = NULL;
 	g->nitems--;
 	g->live -= round_up(it->vlen + 2, 8);
+	if (g->kind == SEG_SMALL)
+		small_live -= round_up(it->vlen + 2, 8);
 	value_bytes -= it->vlen;
 	it->seg = SEG_NONE;
 	if (g->nitems == 0 && s != active && !g->pinned)
@@ -491,11 +495,14 @@ static uint32_t seg_new(int kind, uint32_t n, uint64_t charge)
  * uniform overwrites of 10,000 4 KiB objects the store grew to five times
  * its live bytes before segments started to empty (210 MB for 40 MB), and
  * a set-only load filled the budget and evicted live objects.  So whenever
- * the active segment fills, the sealed segment with the fewest live bytes,
- * if at most half of it is live, has its objects copied forward and is
- * freed: the store's footprint then stays within about twice its live
- * bytes, and the write amplification is at most 2x.  Volatile segments
- * are left alone (their objects are idle and a copy would unmark them).
+ * the active segment fills while small segments hold more than twice their
+ * live bytes, the sealed segment with the fewest live bytes, if at most
+ * half of it is live, has its objects copied forward and is freed.  The
+ * footprint then stays near twice the live bytes.  Cleaning only past 2x
+ * rather than at once picks emptier victims: under uniform overwrites it
+ * copied 0.24 objects per set instead of 0.82, for 82 MB instead of 60 MB
+ * with 40 MB live.  Volatile segments are left alone (their objects are
+ * idle, and a copy would unmark them).
  */
 static bool cleaning;
 
@@ -505,6 +512,8 @@ static void store_clean(void)
 	struct item *it, *next;
 	struct seg *g;
 
+	if (nsmall * seg_size <= 2 * small_live)
+		return;   /* dead bytes are at most half of the small segments */
 	for (uint32_t s = 0; s < nslots; s++) {
 		g = &segs[s];
 		if (g->kind != SEG_SMALL || s == active || g->vol ||

@@ -315,7 +315,7 @@ static void test_cleaner(void)
 	CHECK(!memcmp(held_ptr, held, VLEN), "held bytes intact until unref");
 	store_unref_cb(NULL, 0, (void *)(uintptr_t)held_seg);
 	store_get_stats(&st);
-	CHECK(st.used_bytes <= 3 * st.value_bytes + 4 * st.seg_size,
+	CHECK(st.used_bytes <= 2 * st.value_bytes + 4 * st.seg_size,
 	      "footprint %llu bytes for %llu live",
 	      (unsigned long long)st.used_bytes,
 	      (unsigned long long)st.value_bytes);
