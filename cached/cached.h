@@ -96,24 +96,25 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline void cache_rdlock(void)
+static inline void cache_lock_spin(int (*trylock)(pthread_rwlock_t *),
+				   int (*lock)(pthread_rwlock_t *))
 {
 	for (int i = 0; i < CACHE_LOCK_SPIN; i++) {
-		if (pthread_rwlock_tryrdlock(&cache_lock) == 0)
+		if (trylock(&cache_lock) == 0)
 			return;
 		cpu_relax();
 	}
-	pthread_rwlock_rdlock(&cache_lock);
+	lock(&cache_lock);
+}
+
+static inline void cache_rdlock(void)
+{
+	cache_lock_spin(pthread_rwlock_tryrdlock, pthread_rwlock_rdlock);
 }
 
 static inline void cache_wrlock(void)
 {
-	for (int i = 0; i < CACHE_LOCK_SPIN; i++) {
-		if (pthread_rwlock_trywrlock(&cache_lock) == 0)
-			return;
-		cpu_relax();
-	}
-	pthread_rwlock_wrlock(&cache_lock);
+	cache_lock_spin(pthread_rwlock_trywrlock, pthread_rwlock_wrlock);
 }
 
 static inline void cache_unlock(void)

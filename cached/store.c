@@ -72,7 +72,7 @@ static struct seg *segs;
 static uint64_t nslots, seg_size, budget, large_min;
 static uint32_t active = SEG_NONE;
 static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
-static uint64_t nsmall, nlarge, small_live;
+static uint64_t nsmall, nlarge;
 static bool vol_enabled;
 static uint32_t cursor;
 
@@ -303,8 +303,6 @@ void store_link(struct item *it)
 	g->items = it;
 	g->nitems++;
 	g->live += round_up(it->vlen + 2, 8);
-	if (g->kind == SEG_SMALL)
-		small_live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
 }
@@ -331,8 +329,6 @@ void store_unlink(struct item *it)
 	it->snext = it->sprev = NULL;
 	g->nitems--;
 	g->live -= round_up(it->vlen + 2, 8);
-	if (g->kind == SEG_SMALL)
-		small_live -= round_up(it->vlen + 2, 8);
 	value_bytes -= it->vlen;
 	it->seg = SEG_NONE;
 	if (g->nitems == 0 && s != active && !g->pinned)
@@ -506,40 +502,53 @@ static uint32_t seg_new(int kind, uint32_t n, uint64_t charge)
  */
 static bool cleaning;
 
+/*
+ * Copy an object of a pinned segment into the active one.  The caller
+ * frees the segment once it is empty.
+ */
+static int move_forward(struct item *it)
+{
+	uint32_t ns;
+	uint64_t noff;
+
+	if (store_reserve(it->vlen + 2, &ns, &noff) != 0)
+		return -1;
+	memcpy(store_ptr(noff), store_ptr(it->off), it->vlen + 2);
+	store_unlink(it);
+	it->seg = ns;
+	it->off = noff;
+	store_link(it);
+	return 0;
+}
+
 static void store_clean(void)
 {
 	uint32_t victim = SEG_NONE;
+	uint64_t live = 0;
 	struct item *it, *next;
 	struct seg *g;
 
-	if (nsmall * seg_size <= 2 * small_live)
-		return;   /* dead bytes are at most half of the small segments */
 	for (uint32_t s = 0; s < nslots; s++) {
 		g = &segs[s];
-		if (g->kind != SEG_SMALL || s == active || g->vol ||
-		    g->pinned || g->zombie || !g->nitems ||
-		    g->live * 2 > seg_size)
+		if (g->kind != SEG_SMALL)
+			continue;
+		live += g->live;
+		if (s == active || g->vol || g->pinned || g->zombie ||
+		    !g->nitems || g->live * 2 > seg_size)
 			continue;
 		if (victim == SEG_NONE || g->live < segs[victim].live)
 			victim = s;
 	}
-	if (victim == SEG_NONE)
+	/* nothing to do while dead bytes are at most half of the segments */
+	if (victim == SEG_NONE || nsmall * seg_size <= 2 * live)
 		return;
 	g = &segs[victim];
 	cleaning = true;
 	g->pinned = 1;
 	for (it = g->items; it; it = next) {
-		uint32_t ns;
-		uint64_t noff;
-
 		next = it->snext;
-		if (store_reserve(it->vlen + 2, &ns, &noff) != 0)
+		if (move_forward(it) != 0)
 			break;
-		memcpy(store_ptr(noff), store_ptr(it->off), it->vlen + 2);
-		store_unlink(it);
-		it->seg = ns;
-		it->off = noff;
-		store_link(it);
 		stats.cleaned_objects++;
 	}
 	g->pinned = 0;
@@ -693,24 +702,16 @@ static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 		return false;
 	g->pinned = 1;
 	for (it = g->items; it; it = next) {
-		uint32_t ns;
-		uint64_t noff;
-
 		next = it->snext;
 		if (now - it->atime >= idle_secs) {
 			if (it->atime > newest)
 				newest = it->atime;
 			continue;
 		}
-		if (store_reserve(it->vlen + 2, &ns, &noff) != 0) {
+		if (move_forward(it) != 0) {
 			done = false;
 			break;
 		}
-		memcpy(store_ptr(noff), store_ptr(it->off), it->vlen + 2);
-		store_unlink(it);
-		it->seg = ns;
-		it->off = noff;
-		store_link(it);
 		stats.compacted_objects++;
 	}
 	g->pinned = 0;
