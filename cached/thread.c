@@ -39,6 +39,7 @@ struct worker {
 	int *q;
 	size_t qn, qcap;
 	struct upstream *up;
+	struct conn_box *pend;   /* replies to send when this loop pass ends */
 };
 
 /* Per-connection reference count lives beside the struct. */
@@ -48,6 +49,8 @@ struct conn_box {
 	int refs;
 	bool dead;
 	bool want_read, want_write;
+	bool pending;                           /* on its worker's pend list */
+	struct conn_box *pend_next;
 	struct conn_box *reg_prev, *reg_next;   /* every open connection */
 };
 
@@ -167,7 +170,7 @@ static int conn_flush(struct conn *c)
 static void conn_interest(struct conn *c)
 {
 	struct conn_box *b = box(c);
-	bool wr = c->commit > 0;
+	bool wr = c->commit > 0 && !b->pending;
 	bool rd = c->state != ST_WAIT && c->state != ST_CLOSE &&
 		  evbuffer_get_length(c->out) <= OUT_SOFT;
 
@@ -187,12 +190,36 @@ static void conn_interest(struct conn *c)
 	}
 }
 
-/* Run the protocol and flush; loop while output drains and input waits. */
+/*
+ * Queue the connection's reply for the end of this pass of the event loop
+ * (see worker_main).  False when the queue cannot take it now.
+ */
+static bool conn_defer(struct conn *c)
+{
+	struct conn_box *b = box(c);
+
+	if (evbuffer_get_length(c->out) > OUT_SOFT)
+		return false;   /* a big reply goes out at once, as it grows */
+	if (!b->pending) {
+		b->pending = true;
+		conn_ref(c);
+		b->pend_next = c->w->pend;
+		c->w->pend = b;
+	}
+	return true;
+}
+
+/* Run the protocol and queue or flush; loop while input waits. */
 static void conn_drive(struct conn *c, bool eof)
 {
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
 
+		if (r != PROTO_CLOSE && !eof && conn_defer(c)) {
+			if (r == PROTO_BLOCKED && c->state != ST_WAIT)
+				continue;   /* room for more output: parse on */
+			break;
+		}
 		if (conn_flush(c) < 0 || r == PROTO_CLOSE || eof) {
 			conn_close(c);
 			return;
@@ -203,6 +230,25 @@ static void conn_drive(struct conn *c, bool eof)
 		break;
 	}
 	conn_interest(c);
+}
+
+/* Send the replies queued during this pass of the loop. */
+static void worker_flush(struct worker *w)
+{
+	while (w->pend) {
+		struct conn_box *b = w->pend;
+		struct conn *c = &b->c;
+
+		w->pend = b->pend_next;
+		b->pending = false;
+		if (!b->dead) {
+			if (conn_flush(c) < 0)
+				conn_close(c);
+			else
+				conn_interest(c);
+		}
+		conn_unref(c);
+	}
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
@@ -362,7 +408,20 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
-	event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
+	/*
+	 * One pass handles every connection that became ready together, then
+	 * sends all their replies back to back, as Redis does before it
+	 * sleeps: a client with requests on several connections is woken once
+	 * for the batch instead of once per reply.  With 4 KiB values, 16
+	 * connections and the client on the same 2 cores of a virtual
+	 * machine, this gave 1.6x the throughput of flushing each reply at
+	 * once in runs where waking an idle vCPU was slow, and the same
+	 * throughput when both cores were saturated.
+	 */
+	do {
+		event_base_loop(w->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+		worker_flush(w);
+	} while (!event_base_got_break(w->base));
 	return NULL;
 }
 
