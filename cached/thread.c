@@ -191,8 +191,8 @@ static void conn_interest(struct conn *c)
 }
 
 /*
- * Queue the connection's reply for the end of this pass of the event loop
- * (see worker_main).  False when the queue cannot take it now.
+ * Queue the connection's reply, if it has one, for the end of this pass of
+ * the event loop (see worker_main).  False when it must be sent now.
  */
 static bool conn_defer(struct conn *c)
 {
@@ -200,7 +200,7 @@ static bool conn_defer(struct conn *c)
 
 	if (evbuffer_get_length(c->out) > OUT_SOFT)
 		return false;   /* a big reply goes out at once, as it grows */
-	if (!b->pending) {
+	if (c->commit && !b->pending) {
 		b->pending = true;
 		conn_ref(c);
 		b->pend_next = c->w->pend;
