@@ -214,19 +214,16 @@ static void conn_drive(struct conn *c, bool eof)
 {
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
+		bool queued = r != PROTO_CLOSE && !eof && conn_defer(c);
 
-		if (r != PROTO_CLOSE && !eof && conn_defer(c)) {
-			if (r == PROTO_BLOCKED && c->state != ST_WAIT)
-				continue;   /* room for more output: parse on */
-			break;
-		}
-		if (conn_flush(c) < 0 || r == PROTO_CLOSE || eof) {
+		if (!queued &&
+		    (conn_flush(c) < 0 || r == PROTO_CLOSE || eof)) {
 			conn_close(c);
 			return;
 		}
 		if (r == PROTO_BLOCKED && c->state != ST_WAIT &&
 		    evbuffer_get_length(c->out) <= OUT_SOFT)
-			continue;   /* output drained: parse the rest */
+			continue;   /* room for more output: parse the rest */
 		break;
 	}
 	conn_interest(c);
