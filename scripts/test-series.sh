@@ -3,7 +3,10 @@
 # reviewer would check it before reading: scripts/checkpatch.pl --strict
 # of the kernel tree reports nothing on any patch; every patch is numbered
 # [PATCH k/N] and signed off; the cover letter has a real subject and lists
-# every patch; build/linux holds exactly this series on top of base.
+# every patch; build/linux holds exactly this series on top of base.  And
+# the series' selftests, built from build/linux, skip every test with a
+# clear message on a kernel without the series: this host's own kernel,
+# which they only ask for advice on a memfd of their own.
 #
 # usage: scripts/test-series.sh      (after scripts/kernel-tree.sh)
 set -euo pipefail
@@ -77,5 +80,66 @@ for p in "${patches[@]}"; do
 	check "$name is signed off" signed_off "$p"
 	check "$name passes checkpatch --strict" checkpatch_clean "$p"
 done
+
+# The selftests on this host's kernel, which lacks the series: the probe
+# below says so first, as the tests themselves would not prove anything on
+# a kernel that has it.  ulimit bounds what a test could allocate if a
+# check failed to skip.
+host_lacks_series() {
+	python3 - <<'PY'
+import errno, os, sys
+fd = os.memfd_create("probe")
+os.ftruncate(fd, 4096)
+try:
+    os.posix_fadvise(fd, 0, 0, 10)    # POSIX_FADV_ISVOLATILE
+except OSError as e:
+    sys.exit(0 if e.errno == errno.EINVAL else 1)
+print("this kernel has volatile ranges: the skip checks need one without")
+sys.exit(1)
+PY
+}
+
+ST=$TREE/tools/testing/selftests
+SKIPDIR=$(mktemp -d)
+trap 'rm -rf "$SKIPDIR"' EXIT
+build_selftest() {
+	gcc -O2 -Wall -pthread -I "$ST" -o "$SKIPDIR/$1" "$ST/vm/$1.c"
+}
+
+# volatile_ranges: a kselftest harness program; every test reports
+# "ok N # SKIP kernel lacks volatile ranges (...)", none passes or fails,
+# and the program exits 0 (kselftest: all skipped is not a failure).
+ranges_all_skip() {
+	local out rc=0 plan skipped
+	out=$(cd "$SKIPDIR" && ulimit -v 1048576 && timeout 120 ./volatile_ranges 2>&1) || rc=$?
+	plan=$(printf '%s\n' "$out" | sed -nE 's/^1\.\.([0-9]+)$/\1/p')
+	skipped=$(printf '%s\n' "$out" | grep -cE '^ok [0-9]+ .*# SKIP kernel lacks volatile ranges \(advice 10 on a memfd: -EINVAL\)$' || true)
+	printf '%s\n' "$out" | grep -qE "^# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:$plan error:0$" &&
+		[ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$plan" -gt 50 ] && [ "$skipped" -eq "$plan" ] || {
+		printf '%s\n' "$out" | tail -n 5
+		echo "exit $rc, plan ${plan:-none}, $skipped skipped with the message"
+		return 1
+	}
+}
+
+# volatile_stress, volatile_bench: one line saying why, and kselftest's
+# skip status, 4.
+program_skips() {
+	local out rc=0
+	out=$(cd "$SKIPDIR" && ulimit -v 1048576 && timeout 60 "./$1" 2>&1) || rc=$?
+	[ "$rc" -eq 4 ] && printf '%s\n' "$out" | grep -qE "^$1: SKIP: kernel lacks volatile ranges \(.*-22\)$" || {
+		printf '%s\n' "$out" | tail -n 3
+		echo "exit $rc"
+		return 1
+	}
+}
+
+check "this host's kernel lacks the series" host_lacks_series
+for t in volatile_ranges volatile_stress volatile_bench; do
+	check "$t builds from build/linux" build_selftest "$t"
+done
+check "volatile_ranges skips every test on a kernel without the series" ranges_all_skip
+check "volatile_stress skips on a kernel without the series" program_skips volatile_stress
+check "volatile_bench skips on a kernel without the series" program_skips volatile_bench
 
 check_totals
