@@ -16,6 +16,8 @@
 #   --swap MIB         give the guest a swap disk of MIB (/dev/vdd, $SWAPDEV)
 #   --hostfwd H:G      forward host TCP port H (loopback) to guest port G
 #   --append ARGS      extra kernel command-line arguments
+#   --icount           count instructions: the guest's clock advances 1 ns per
+#                      guest instruction (TCG in one thread; not with KVM)
 #   --interactive      console on this terminal, a shell after the job
 #   --quiet            print nothing but errors (default: progress, then the job's output)
 #
@@ -29,10 +31,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 timeout=600
-name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0
+name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0 icount=0
 files=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -48,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--swap) swap=$2; shift ;;
 	--hostfwd) hostfwd=$2; shift ;;
 	--append) append=$2; shift ;;
+	--icount) icount=1 ;;
 	--interactive) interactive=1 ;;
 	--quiet) quiet=1 ;;
 	-h | --help) usage ;;
@@ -106,6 +109,16 @@ acc=$(accel)
 # ran 5-level paging, and the debug kernel on one CPU then reported a KASAN
 # wild-memory-access in rcu_is_watching() from an early boot interrupt.
 [ "$acc" = kvm ] && accel_args=(-enable-kvm -cpu host) || accel_args=(-accel tcg,thread=multi -cpu max,la57=off)
+# --icount: QEMU counts the instructions it executes and makes them the
+# guest's time, one nanosecond each (-icount shift=0; sleep=off: an idle
+# guest does not wait for the host's clock).  Its TSC then ticks once per
+# instruction, and the guest is told the TSC runs at 1 GHz, so every time
+# it measures, in nanoseconds, is a count of instructions: a figure free of
+# the host's load and of how fast TCG runs each kind of instruction.
+if [ "$icount" = 1 ]; then
+	[ "$acc" != kvm ] || die "--icount needs TCG, and this host runs guests under KVM"
+	accel_args=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max,la57=off)
+fi
 
 mode=job
 [ "$interactive" = 1 ] && mode=shell
@@ -124,7 +137,9 @@ mode=job
 # measured, and tsc=reliable keeps the clocksource watchdog from switching
 # to the HPET, whose every read is a trip into QEMU.
 clock=""
-if [ "$acc" != kvm ]; then
+if [ "$icount" = 1 ]; then
+	clock="tsc_early_khz=1000000 tsc=reliable "
+elif [ "$acc" != kvm ]; then
 	khz=$(host_tsc_khz || true)
 	[ -z "$khz" ] || clock="tsc_early_khz=$khz tsc=reliable "
 fi
@@ -157,7 +172,9 @@ qemu+=(-monitor none -serial "file:$console")
 printf '%q ' "${qemu[@]}" >"$rundir/qemu-cmd"
 echo >>"$rundir/qemu-cmd"
 
-[ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($acc, ${mem} MiB, $cpus CPUs, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
+how=$acc
+[ "$icount" = 0 ] || how="tcg -icount"
+[ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($how, ${mem} MiB, $cpus CPUs, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
 : >"$console"
 rc=0
 timeout -k 5 "$timeout" "${qemu[@]}" >"$rundir/qemu.log" 2>&1 || rc=$?

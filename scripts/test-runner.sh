@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test-runner.sh - tests of scripts/qemu-run.sh itself, on build/bzImage:
 # exit status and result files come back, a hung guest is killed and
-# reported, a kernel warning fails a run whose job passed, and user-space
-# text that looks like a warning does not.
+# reported, a kernel warning fails a run whose job passed, user-space
+# text that looks like a warning does not, and --icount makes the guest's
+# clock count instructions.
 #
 # usage: scripts/test-runner.sh
 set -euo pipefail
@@ -41,6 +42,16 @@ check "the warning is listed" grep -q 'runner-self-test' "$T/warning/warnings.tx
 
 runner userspace --timeout 120 -- echo "BUG: this is only user-space text"
 check "user-space text is not a kernel warning" rc_is userspace 0
+
+# --icount: the guest's time is its instruction count, so a guest that
+# sleeps skips ahead (sleep=off) and a 30 s sleep ends well inside a 20 s
+# watchdog; and the guest is told its TSC runs at 1 GHz, one tick per
+# instruction.
+runner icount --icount --cpus 1 --timeout 20 -- sh -c \
+	'sleep 30; dmesg | grep "tsc: Detected" >"$OUT/tsc.txt"'
+check "--icount: a 30 s sleep in the guest ends inside a 20 s watchdog" rc_is icount 0
+check "--icount runs QEMU with -icount shift=0" grep -q -- '-icount shift=0' "$T/icount/qemu-cmd"
+check "--icount: the guest's TSC is 1 GHz" grep -q 'Detected 1000.000 MHz TSC' "$T/icount/out/tsc.txt"
 
 runner nokernel --kernel "$T/no-such-kernel" -- true
 check "a missing kernel is a clear error" grep -q 'no kernel at' "$T/nokernel.out"
