@@ -4,11 +4,12 @@
 # of the kernel tree reports nothing on any patch; every patch is numbered
 # [PATCH k/N] and signed off; the cover letter has a real subject and lists
 # every patch; build/linux holds exactly this series on top of base.  And
-# the series' selftests, built from build/linux, skip every test with a
+# the series' selftests, as the image holds them, skip every test with a
 # clear message on a kernel without the series: this host's own kernel,
 # which they only ask for advice on a memfd of their own.
 #
-# usage: scripts/test-series.sh      (after scripts/kernel-tree.sh)
+# usage: scripts/test-series.sh      (after scripts/kernel-tree.sh and
+#                                      scripts/image-build.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -99,19 +100,16 @@ sys.exit(1)
 PY
 }
 
-ST=$TREE/tools/testing/selftests
-SKIPDIR=$(mktemp -d)
-trap 'rm -rf "$SKIPDIR"' EXIT
-build_selftest() {
-	gcc -O2 -Wall -pthread -I "$ST" -o "$SKIPDIR/$1" "$ST/vm/$1.c"
-}
+# The static programs scripts/image-build.sh built from build/linux and
+# staged for the guest.
+SELFTESTS=$BUILD/rootfs.d/usr/libexec/volatile
 
 # volatile_ranges: a kselftest harness program; every test reports
 # "ok N # SKIP kernel lacks volatile ranges (...)", none passes or fails,
 # and the program exits 0 (kselftest: all skipped is not a failure).
 ranges_all_skip() {
 	local out rc=0 plan skipped
-	out=$(cd "$SKIPDIR" && ulimit -v 1048576 && timeout 120 ./volatile_ranges 2>&1) || rc=$?
+	out=$(ulimit -v 1048576 && timeout 120 "$SELFTESTS/volatile_ranges" 2>&1) || rc=$?
 	plan=$(printf '%s\n' "$out" | sed -nE 's/^1\.\.([0-9]+)$/\1/p')
 	skipped=$(printf '%s\n' "$out" | grep -cE '^ok [0-9]+ .*# SKIP kernel lacks volatile ranges \(advice 10 on a memfd: -EINVAL\)$' || true)
 	if [ "$rc" -eq 0 ] && [ -n "$plan" ] && [ "$plan" -gt 50 ] && [ "$skipped" -eq "$plan" ] &&
@@ -127,7 +125,7 @@ ranges_all_skip() {
 # skip status, 4.
 program_skips() {
 	local out rc=0
-	out=$(cd "$SKIPDIR" && ulimit -v 1048576 && timeout 60 "./$1" 2>&1) || rc=$?
+	out=$(ulimit -v 1048576 && timeout 60 "$SELFTESTS/$1" 2>&1) || rc=$?
 	if [ "$rc" -eq 4 ] &&
 		printf '%s\n' "$out" | grep -qE "^$1: SKIP: kernel lacks volatile ranges \(.*-22\)$"; then
 		return 0
@@ -139,7 +137,7 @@ program_skips() {
 
 check "this host's kernel lacks the series" host_lacks_series
 for t in volatile_ranges volatile_stress volatile_bench; do
-	check "$t builds from build/linux" build_selftest "$t"
+	check "$t is in the image" test -x "$SELFTESTS/$t"
 done
 check "volatile_ranges skips every test on a kernel without the series" ranges_all_skip
 check "volatile_stress skips on a kernel without the series" program_skips volatile_stress
