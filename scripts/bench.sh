@@ -7,17 +7,21 @@
 #            (volatile_bench -p), in a guest whose clock counts one
 #            nanosecond per instruction (qemu-run.sh --icount): figures
 #            free of host load and of TCG's uneven speeds
+#   kernel-profile  where those instructions go: guest kernel instructions
+#            per call, by function, for a pair, a null fadvise and the
+#            parts of a pair at 100,000 ranges (qemu-run.sh --profile, two
+#            runs of each kind of call, scripts/profile.py)
 #   cached   cached against Debian's memcached on the host (make -C cached bench)
 #   cached-guest  cached --mode volatile against --mode pinned in the guest,
 #            on the patched kernel, everything hot (image/guest/cached-bench.sh)
 #   loadgen  loadgen against memcaslap on the host (make -C loadgen bench)
 #
-# usage: scripts/bench.sh [kernel|kernel-icount|cached|cached-guest|loadgen]...
+# usage: scripts/bench.sh [kernel|kernel-icount|kernel-profile|cached|cached-guest|loadgen]...
 #        (default: all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-parts=${*:-kernel kernel-icount cached cached-guest loadgen}
+parts=${*:-kernel kernel-icount kernel-profile cached cached-guest loadgen}
 for part in $parts; do
 	case $part in
 	kernel)
@@ -32,6 +36,26 @@ for part in $parts; do
 		"$ROOT/scripts/qemu-run.sh" --name bench-icount --icount --cpus 1 \
 			--timeout 900 -- /usr/libexec/volatile/volatile_bench -p
 		;;
+	kernel-profile)
+		say "kernel-profile: guest kernel instructions per call, by function, at 100,000 ranges"
+		# Each kind of call runs LESS and MORE times in two boots; the
+		# difference divided by MORE - LESS is one call.
+		less=20000 more=60000 cols=()
+		dir=$BUILD/runs/profile-$(date +%Y%m%d-%H%M%S)-$$
+		for op in pair null fail query unmark; do
+			for n in $less $more; do
+				say "  $op x $n"
+				"$ROOT/scripts/qemu-run.sh" --profile --cpus 1 --quiet \
+					--run-dir "$dir/$op-$n" --timeout 600 -- \
+					/usr/libexec/volatile/volatile_bench -n "$n" -o "$op"
+			done
+			cols+=("$op=$dir/$op-$less/profile.txt,$dir/$op-$more/profile.txt")
+		done
+		echo "instructions per call in the guest kernel (user space not counted);"
+		echo "fail: two calls that return -EINVAL at once; query: ISVOLATILE;"
+		echo "unmark: NONVOLATILE of a page that is not volatile"
+		"$ROOT/scripts/profile.py" --calls $((more - less)) "${cols[@]}"
+		;;
 	cached-guest)
 		say "cached-guest: volatile against pinned mode on the patched kernel, in the guest"
 		"$ROOT/scripts/qemu-run.sh" --name bench-cached --timeout 1800 \
@@ -41,6 +65,6 @@ for part in $parts; do
 		say "$part: make -C $part bench"
 		make -s -C "$ROOT/$part" bench
 		;;
-	*) echo "usage: $0 [kernel|kernel-icount|cached|cached-guest|loadgen]..." >&2; exit 64 ;;
+	*) echo "usage: $0 [kernel|kernel-icount|kernel-profile|cached|cached-guest|loadgen]..." >&2; exit 64 ;;
 	esac
 done

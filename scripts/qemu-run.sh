@@ -17,7 +17,11 @@
 #   --hostfwd H:G      forward host TCP port H (loopback) to guest port G
 #   --append ARGS      extra kernel command-line arguments
 #   --icount           count instructions: the guest's clock advances 1 ns per
-#                      guest instruction (TCG in one thread; not with KVM)
+#                      guest instruction (TCG in one thread, one CPU; not
+#                      with KVM)
+#   --profile          as --icount, and count how often each guest kernel
+#                      instruction ran, into RUNDIR/profile.txt (a QEMU TCG
+#                      plugin, scripts/insn-profile.c; see scripts/profile.py)
 #   --interactive      console on this terminal, a shell after the job
 #   --quiet            print nothing but errors (default: progress, then the job's output)
 #
@@ -31,17 +35,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
-kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 timeout=600
-name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0 icount=0
+kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 cpus_set=0 timeout=600
+name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0 icount=0 profile=0
 files=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift ;;
 	--image) image=$2; shift ;;
 	--mem) mem=$2; shift ;;
-	--cpus) cpus=$2; shift ;;
+	--cpus) cpus=$2 cpus_set=1; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--name) name=$2; shift ;;
 	--run-dir) rundir=$2; shift ;;
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--hostfwd) hostfwd=$2; shift ;;
 	--append) append=$2; shift ;;
 	--icount) icount=1 ;;
+	--profile) icount=1 profile=1 ;;
 	--interactive) interactive=1 ;;
 	--quiet) quiet=1 ;;
 	-h | --help) usage ;;
@@ -63,6 +68,13 @@ done
 for n in "$mem" "$cpus" "$timeout" "$swap"; do
 	case $n in '' | *[!0-9]*) echo "qemu-run.sh: '$n' is not a number" >&2; exit 64 ;; esac
 done
+# Under -icount the 6.1 guest hangs bringing up a second CPU ("x86:
+# Booting SMP configuration"), so instructions are counted on one.
+if [ "$icount" = 1 ]; then
+	[ "$cpus_set" = 0 ] || [ "$cpus" = 1 ] ||
+		die "--icount and --profile run the guest on one CPU, not $cpus"
+	cpus=1
+fi
 [ -f "$kernel" ] || die "no kernel at $kernel (run: make kernel)"
 [ -f "$image" ] || die "no image at $image (run: make image)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (run: make deps)"
@@ -118,6 +130,18 @@ acc=$(accel)
 if [ "$icount" = 1 ]; then
 	[ "$acc" != kvm ] || die "--icount needs TCG, and this host runs guests under KVM"
 	accel_args=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max,la57=off)
+fi
+# --profile: every kernel instruction the guest runs bumps a counter of its
+# own address; the plugin writes the counts out when QEMU exits.
+if [ "$profile" = 1 ]; then
+	plugin=$BUILD/insn-profile.so
+	if [ ! -f "$plugin" ] || [ "$ROOT/scripts/insn-profile.c" -nt "$plugin" ]; then
+		gcc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+			-o "$plugin.$$" "$ROOT/scripts/insn-profile.c" ||
+			die "cannot build the profiling plugin scripts/insn-profile.c"
+		mv "$plugin.$$" "$plugin"
+	fi
+	accel_args+=(-plugin "$plugin,out=$rundir/profile.txt")
 fi
 
 mode=job

@@ -2,8 +2,8 @@
 # test-runner.sh - tests of scripts/qemu-run.sh itself, on build/bzImage:
 # exit status and result files come back, a hung guest is killed and
 # reported, a kernel warning fails a run whose job passed, user-space
-# text that looks like a warning does not, and --icount makes the guest's
-# clock count instructions.
+# text that looks like a warning does not, --icount makes the guest's
+# clock count instructions, and --profile counts them by kernel function.
 #
 # usage: scripts/test-runner.sh
 set -euo pipefail
@@ -52,6 +52,38 @@ runner icount --icount --cpus 1 --timeout 20 -- sh -c \
 check "--icount: a 30 s sleep in the guest ends inside a 20 s watchdog" rc_is icount 0
 check "--icount runs QEMU with -icount shift=0" grep -q -- '-icount shift=0' "$T/icount/qemu-cmd"
 check "--icount: the guest's TSC is 1 GHz" grep -q 'Detected 1000.000 MHz TSC' "$T/icount/out/tsc.txt"
+runner icount-smp --icount --cpus 2 -- true
+refused() { ! rc_is icount-smp 0 && grep -q 'run the guest on one CPU, not 2' "$T/icount-smp.out"; }
+check "--icount refuses a second CPU, on which the guest would hang" refused
+
+# --profile: two runs that differ only in how many ISVOLATILE calls they
+# make; scripts/profile.py turns the difference into instructions per call.
+# A query goes through fadvise to shmem_volatile_fadvise(), never to
+# generic_fadvise(), and costs a few hundred instructions.
+for n in 2000 6000; do
+	runner "profile-$n" --profile --timeout 120 -- \
+		/usr/libexec/volatile/volatile_bench -n "$n" -m 1000 -o query
+done
+both_ran() { rc_is profile-2000 0 && rc_is profile-6000 0; }
+check "--profile: the profiled runs pass" both_ran
+check "--profile runs QEMU with the plugin" grep -q -- '-plugin .*insn-profile.so' "$T/profile-2000/qemu-cmd"
+check "--profile counts kernel addresses" grep -qE '^ffffffff[0-9a-f]{8} [1-9][0-9]*$' "$T/profile-2000/profile.txt"
+"$ROOT/scripts/profile.py" --calls 4000 --min 0 \
+	"query=$T/profile-2000/profile.txt,$T/profile-6000/profile.txt" >"$T/profile.out" 2>&1 || true
+per_call() { awk -v f="$1" '$1 == f { print $2 }' "$T/profile.out"; }
+in_range() { local v; v=$(per_call "$1"); [ -n "$v" ] && awk -v v="$v" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+check "profile.py: a query runs 10-100 instructions in shmem_volatile_fadvise" in_range shmem_volatile_fadvise 10 100
+not_reached() {
+	grep -q '^total ' "$T/profile.out" &&
+		! awk -v f="$1" '$1 == f && $2 >= 0.5 { hit = 1 } END { exit !hit }' "$T/profile.out"
+}
+bad_column() {
+	! "$ROOT/scripts/profile.py" --calls 1 bogus >"$T/profile-bad.out" 2>&1 &&
+		grep -q "'bogus' is not NAME=BASE,MORE" "$T/profile-bad.out"
+}
+check "profile.py: a query never reaches generic_fadvise" not_reached generic_fadvise
+check "profile.py: a query costs 150-1000 kernel instructions" in_range total 150 1000
+check "profile.py: a malformed column is a clear error" bad_column
 
 runner nokernel --kernel "$T/no-such-kernel" -- true
 check "a missing kernel is a clear error" grep -q 'no kernel at' "$T/nokernel.out"
