@@ -6,6 +6,7 @@ does not kill the daemon, origins gen and dir work (dir refuses '..'),
 SIGTERM stops the daemon cleanly."""
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -210,6 +211,7 @@ def main():
         check(util.command(port, b"get " + k + b"\r\n") == b"END\r\n", "dir origin refuses %r" % k)
     util.stop(proc)
     os.unlink(os.path.join(os.path.dirname(d), "secret-cached-test"))
+    shutil.rmtree(d)
 
     return check.finish()
 

@@ -6,6 +6,7 @@ PY=/usr/bin/python3
 pass=0
 fail=0
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 run() {
 	name=$1
 	shift
