@@ -83,10 +83,10 @@ def main():
     first = columns[0][1]
     rows = sorted(fns, key=lambda fn: (-first.get(fn, 0), fn))
     width = max([len(fn) for fn in rows] + [8])
-    print(f"{'function':<{width}}" + "".join(f" {name:>10}" for name, _ in columns))
     def cell(v):
         return f" {round(v, 1) + 0.0:10.1f}"  # + 0.0: no "-0.0"
 
+    print(f"{'function':<{width}}" + "".join(f" {name:>10}" for name, _ in columns))
     for fn in rows:
         print(f"{fn:<{width}}" + "".join(cell(col.get(fn, 0)) for _, col in columns))
     print(f"{'total':<{width}}" + "".join(cell(sum(col.values())) for _, col in columns))
