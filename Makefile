@@ -3,13 +3,14 @@
 # The work is done by scripts/; this file only names it.
 
 .PHONY: all deps kernel-tree kernel kernel-debug kernel-export kernel-steps image \
-	check demo run fleet bench clean help
+	check demo experiment run fleet bench clean help
 
 SHELL := /bin/bash
 S := scripts
 
 help:
-	@echo "make demo         run the pressure experiment, write build/report/"
+	@echo "make demo         the pressure experiment, default scenario, 3 runs: build/report/"
+	@echo "make experiment   every scenario, 5 runs (resumes; SCENARIO=name for one)"
 	@echo "make check        every test: host suites, then guest suites in QEMU"
 	@echo "make deps         install the Debian packages the project needs"
 	@echo "make kernel       build/bzImage: Linux + kernel/patches/ (tinyconfig-based)"
@@ -46,10 +47,14 @@ image: kernel-tree
 	@$(S)/image-build.sh
 
 check: deps
+	@$(S)/report-sources.sh --check docs/reports/default/sources.env
 	@$(S)/check.sh
 
 demo: kernel image
-	@$(S)/demo.sh
+	@$(S)/demo.sh --runs 3
+
+experiment: kernel image
+	@$(S)/experiment.sh $(SCENARIO)
 
 run: kernel image
 	@$(S)/run.sh

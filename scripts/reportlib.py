@@ -9,6 +9,7 @@ library only.
 """
 import html
 import json
+import math
 import re
 
 
@@ -147,3 +148,59 @@ def inline_svg(path):
     i = text.find("<svg")
     return text[i:] if i >= 0 else ""
 
+
+
+# Student's t, 97.5% quantile, by degrees of freedom (two-sided 95%).
+_T975 = [None, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def t975(df):
+    """The 97.5% quantile of Student's t with df degrees of freedom (df >= 1);
+    past 30 the table steps to 40, 60, 120 and the normal 1.960."""
+    if df < 1:
+        raise ValueError("t975 needs df >= 1")
+    if df < len(_T975):
+        return _T975[df]
+    return 2.021 if df < 60 else 2.000 if df < 120 else 1.980 if df < 1000 else 1.960
+
+
+def mean_ci(values):
+    """{"mean", "stddev", "ci95": [lo, hi], "n"} of the values that are numbers;
+    ci95 is the mean's 95% confidence interval (Student's t), None for fewer
+    than two values; mean and stddev are None for none."""
+    vals = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v]
+    n = len(vals)
+    if not n:
+        return {"mean": None, "stddev": None, "ci95": None, "n": 0}
+    m = sum(vals) / n
+    if n == 1:
+        return {"mean": m, "stddev": None, "ci95": None, "n": 1}
+    sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1))
+    h = t975(n - 1) * sd / math.sqrt(n)
+    return {"mean": m, "stddev": sd, "ci95": [m - h, m + h], "n": n}
+
+
+# The Okabe-Ito palette: told apart with every common colour-vision deficiency.
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
+
+
+def fmt_value(v, unit=""):
+    """The report's one number format: None as "n/a"; percentages with one
+    decimal; microseconds as us, ms or s with three significant digits;
+    other numbers with thousands separators, one decimal below 100."""
+    if v is None:
+        return "n/a"
+    if unit == "%":
+        return "%.1f%%" % v
+    if unit == "us":
+        if v >= 1e6:
+            return "%.3g s" % (v / 1e6)
+        if v >= 1000:
+            return "%.3g ms" % (v / 1000)
+        return "%.3g us" % v
+    if isinstance(v, float) and abs(v) < 100 and v != int(v):
+        return "%.1f" % v
+    return "{:,}".format(int(round(v)))

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# report-sources.sh - what an experiment report depends on, as hashes, and
+# whether a report is stale.
+#
+# usage: scripts/report-sources.sh --env [--at COMMIT]
+#        scripts/report-sources.sh --check FILE
+#   --env          print src_GROUP=HASH lines for the clone's files (or,
+#                  with --at, for COMMIT's), and src_commit=
+#   --check FILE   FILE holds such lines (a report's sources.env, or the
+#                  host.env of a run): print one line, "report sources: up
+#                  to date" or "WARNING: ... is stale: GROUP, GROUP changed
+#                  since COMMIT"; exit 0 either way (a warning, not a failure)
+#
+# The groups are what an experiment's figures depend on: the kernel series
+# (kernel/), the daemon (cached/), the load generator (loadgen/), the
+# scenarios and modes (scripts/scenarios/), and the harness that runs them
+# (the guest job and scripts/demo.sh).  A group's hash is the sha256 of its
+# files' git blob ids and paths, so the clone's files and a commit's hash
+# alike when their contents are equal.  Without git every hash is
+# "unknown" and nothing is called stale.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+
+GROUPS_LIST="kernel cached loadgen scenarios harness"
+paths_of() {
+	case $1 in
+	kernel) echo kernel ;;
+	cached) echo cached ;;
+	loadgen) echo loadgen ;;
+	scenarios) echo scripts/scenarios ;;
+	harness) echo image/guest/experiment.sh scripts/demo.sh ;;
+	esac
+}
+
+# group_hash GROUP [COMMIT]: the group's hash in the clone or at COMMIT.
+group_hash() {
+	local g=$1 at=${2:-}
+	# shellcheck disable=SC2046 # paths without spaces
+	if [ -n "$at" ]; then
+		git -C "$ROOT" ls-tree -r "$at" -- $(paths_of "$g") | awk -F'\t' '{split($1, a, " "); print a[3], $2}'
+	else
+		git -C "$ROOT" ls-files -- $(paths_of "$g") | while IFS= read -r f; do
+			[ -f "$ROOT/$f" ] && echo "$(git -C "$ROOT" hash-object -- "$f") $f"
+		done
+	fi | sha256sum | cut -c1-16
+}
+
+print_env() {
+	local at=${1:-} g
+	if ! git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+		echo "src_commit=unknown"
+		for g in $GROUPS_LIST; do echo "src_$g=unknown"; done
+		return
+	fi
+	echo "src_commit=$(git -C "$ROOT" rev-parse --short "${at:-HEAD}")"
+	for g in $GROUPS_LIST; do echo "src_$g=$(group_hash "$g" "$at")"; done
+}
+
+check() {
+	local file=$1 g want have changed="" commit
+	[ -f "$file" ] || { echo "WARNING: no record of the sources of the report ($file)"; return; }
+	commit=$(sed -n 's/^src_commit=//p' "$file")
+	if [ -z "$commit" ]; then
+		echo "WARNING: the report ${file%/*} does not record its sources; it may be stale"
+		return
+	fi
+	git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1 || {
+		echo "report sources: not a git clone, staleness of ${file%/*} unknown"
+		return
+	}
+	for g in $GROUPS_LIST; do
+		want=$(sed -n "s/^src_$g=//p" "$file")
+		have=$(group_hash "$g")
+		[ "$want" = "$have" ] || changed+="${changed:+, }$g"
+	done
+	if [ -n "$changed" ]; then
+		echo "WARNING: the published report ${file%/*} is stale: $changed changed since commit $commit (regenerate it with 'make experiment')"
+	else
+		echo "report sources: ${file%/*} is up to date with the clone (generated at $commit)"
+	fi
+}
+
+mode="" at="" file=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--env) mode="env" ;;
+	--at) at=$2; shift ;;
+	--check) mode=check file=$2; shift ;;
+	-h | --help) usage ;;
+	*) echo "report-sources.sh: unknown option '$1'" >&2; usage ;;
+	esac
+	shift
+done
+case $mode in
+env) print_env "$at" ;;
+check) check "$file" ;;
+*) usage ;;
+esac
