@@ -765,6 +765,24 @@ class Report:
         if "nopressure" in hr and hr["nopressure"] is not None:
             lines.append("The ceiling (the same cache without a stressor) is %s; volatile keeps %s of it." % (
                 fmt(hr["nopressure"], "hit_rate"), fmt_value(100 * hr[v] / hr["nopressure"], "%") if hr["nopressure"] and hr[v] is not None else "n/a"))
+        for o in self.main:
+            if o is sc or o.skipped or not o.by_mode.get(v):
+                continue
+            lines.append("In `%s` (%s): " % (o.name, runs_text(o)) + "; ".join(
+                "%s %s hit rate, %s OOM kills, %s bogo ops, p99 %s%s" % (
+                    m, fmt(o.get(m, "hit_rate"), "hit_rate"), fmt(o.get(m, "oom_kills")), fmt(o.get(m, "stress_bogo_ops")),
+                    fmt(o.get(m, "p99_us"), "p99_us"),
+                    ", %s pages swapped out" % fmt(o.get(m, "swap_out_pages")) if o.conf.get("SWAP_MB") else "")
+                for m in o.measured()) + ".")
+        for name, cells in self.sweeps.items():
+            pts = [(c.get(v, "hit_rate"), c) for c in cells if c.get(v, "hit_rate") is not None]
+            if pts:
+                lo, hi = min(pts, key=lambda x: x[0]), max(pts, key=lambda x: x[0])
+                lines.append("In the sweep `%s`, volatile's hit rate ran from %s (stress-ng %s MiB, idle %s s) to %s "
+                             "(stress-ng %s MiB, idle %s s); its OOM kills per run: at most %s." % (
+                                 name, fmt(lo[0], "hit_rate"), lo[1].conf.get("STRESS_MB"), lo[1].conf.get("IDLE_S"),
+                                 fmt(hi[0], "hit_rate"), hi[1].conf.get("STRESS_MB"), hi[1].conf.get("IDLE_S"),
+                                 fmt(max(c.get(v, "oom_kills") or 0 for _, c in pts))))
         unavailable = sorted({m for s in self.all for m in s.unavailable})
         if unavailable:
             lines.append("Not measured: " + "; ".join("%s (%s)" % (m, next(s.unavailable[m] for s in self.all if m in s.unavailable))

@@ -127,7 +127,7 @@ fi
 # cannot run the scenario: it is skipped, and the report says so.
 cg_daemon="" cg_stress="" cg_max_mb=""
 if [ "${CONTAINER:-0}" = 1 ]; then
-	mkdir -p $CG
+	mkdir -p $CG 2>/dev/null
 	mount -t cgroup2 none $CG 2>/dev/null ||
 		not_run skipped "the guest kernel has no cgroup v2 (mount -t cgroup2 failed)"
 	grep -qw memory $CG/cgroup.controllers ||
