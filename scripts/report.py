@@ -485,13 +485,18 @@ def tradeoff(pl, sc):
                        % (gq(p), i, i, c, gq(r[0])))
         plots_b.append("'%s' every ::%d::%d using 8:2:9:10:3:4 with xyerrorbars pt 7 ps 1.3 lc rgb '%s' notitle"
                        % (gq(p), i, i, c))
-    body = ["set multiplot layout 1,2 title '%s: what each mode costs whom (mean and 95%% interval over the runs)'" % gq(sc.name),
-            "set grid lc rgb '#dddddd'", "set ylabel 'cache hit rate (%)'", "set key outside below horizontal",
+    # Each point also carries its mode's name: the colours are not the only key.
+    plots_a.append("'%s' using 5:2:1 with labels offset char 0.8,0.8 left font ',9' notitle" % gq(p))
+    plots_b.append("'%s' using 8:2:1 with labels offset char 0.8,0.8 left font ',9' notitle" % gq(p))
+    body = ["set multiplot layout 1,2 margins screen 0.08, 0.98, 0.24, 0.9 spacing screen 0.09 "
+            "title '%s: what each mode costs whom (mean and 95%% interval over the runs)'" % gq(sc.name),
+            "set grid lc rgb '#dddddd'", "set ylabel 'cache hit rate (%)'", "set offsets graph 0.08, graph 0.2, graph 0.08, graph 0.05",
+            "set key at screen 0.53, screen 0.02 center bottom horizontal",
             "set xlabel 'stress-ng work (bogo ops per run)'", "set format x '%g'",
             "plot " + ", ".join(plots_a),
             "set xlabel 'p99 latency of the cache (ms, log scale)'", "set logscale x", "unset key",
             "plot " + ", ".join(plots_b), "unset multiplot"]
-    return pl.render("tradeoff-" + sc.slug, "\n".join(body), 1000, 440)
+    return pl.render("tradeoff-" + sc.slug, "\n".join(body), 1000, 460)
 
 
 def latency(pl, sc):
