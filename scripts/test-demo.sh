@@ -163,6 +163,21 @@ try:
           "disagree: %s; plotted %s, measured %s" % (bad, [r[0] for r in rows], measured))
 except (OSError, ValueError, IndexError, TypeError) as e:
     check("trade-off figure agrees with summary.json", False, str(e))
+# The report's table shows summary.json's figures: each measured mode's row
+# carries its hit rate, before/during/after and OOM kills as formatted there.
+try:
+    md = open(os.path.join(out, "report.md")).read()
+    bad = []
+    for m in [m for m in sm if sm[m].get("runs")]:
+        row = next((l for l in md.splitlines() if l.startswith("| %s | " % m)), "")
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        want = ["%.1f%%" % (100 * val(m, "hit_rate"))] + ["%.1f%%" % (100 * val(m, None, b)) for b in ("before", "pressure", "after")]
+        got = [cells[2].split(" [")[0]] + cells[3:6] if len(cells) > 6 else []
+        if got != want:
+            bad.append("%s: %s != %s" % (m, got, want))
+    check("report table agrees with summary.json", not bad, "; ".join(bad))
+except (OSError, TypeError, ValueError) as e:
+    check("report table agrees with summary.json", False, str(e))
 # The timeline's hit-rate panel (mean over runs of 1 s bins) stays within
 # the per-phase figures' range, and its MemAvailable data exists per mode.
 try:
