@@ -114,7 +114,7 @@ done
 
 # ---------------------------------------------------------------- options
 rc=0
-for o in $(sed -n 's/^	{ "\([a-z-]*\)", .*/\1/p' loadgen.c); do
+for o in $(sed -n 's/^	{ "\([a-z-]*\)", .*/\1/p' options.c); do
 	$LG --help | grep -q -- "--$o" || { rc=1; echo "  # --$o undocumented"; }
 done
 result help_documents_every_option $rc

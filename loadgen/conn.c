@@ -1,0 +1,463 @@
+/*
+ * conn.c - one connection: writing requests, reading and checking replies.
+ *
+ * A connection owns an output buffer of requests not yet sent, an input
+ * buffer of reply bytes not yet parsed, and a ring of the requests in
+ * flight (with a ring of the keys they asked for), answered in order as the
+ * protocol requires.  Every reply is matched against the oldest request in
+ * flight; a reply that does not fit it puts the stream out of step, and the
+ * connection is closed and reopened (conn_fail), its requests counted as
+ * errors.  Refused or dropped connections are retried after a back-off.
+ *
+ * Nothing here blocks and nothing is shared with other threads except the
+ * log-once flags: the caller holds its thread's lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "loadgen.h"
+
+/* ------------------------------------------------------------ connection */
+
+static void conn_epoll(struct conn *c, int op, int out)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0),
+				  .data.ptr = c };
+
+	if (epoll_ctl(c->t->epfd, op, c->fd, &ev) && op != EPOLL_CTL_DEL)
+		die("epoll_ctl: %s", strerror(errno));
+	c->epout = out;
+}
+
+static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
+{
+	struct thread *t = c->t;
+
+	if (!atomic_exchange(&g_conn_logged, 1))
+		fprintf(stderr, "loadgen: %s %s: %s (counted, retrying with back-off; logged once)\n",
+			why, cfg.server, err ? strerror(err) : "closed by server");
+	t->st.conn_errors++;
+	/* requests in flight are lost */
+	t->st.errors += c->rcount;
+	if (t->phase == PH_WARMUP)
+		atomic_fetch_add_explicit(&g_warm_done, c->rcount,
+					  memory_order_relaxed);
+	t->outstanding -= c->rcount;
+	c->rcount = 0;
+	c->rhead = 0;
+	c->in_len = 0;
+	c->out_off = c->out_len = 0;
+	if (c->fd >= 0) {
+		epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->state = CS_DOWN;
+	c->retry_at = now + c->backoff;
+	c->backoff *= 2;
+	if (c->backoff > BACKOFF_MAX_NS)
+		c->backoff = BACKOFF_MAX_NS;
+}
+
+void conn_start(struct conn *c, int64_t now)
+{
+	int one = 1;
+	int fd = socket(cfg.addr.ss_family,
+			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		c->fd = -1;
+		conn_fail(c, "socket", errno, now);
+		return;
+	}
+	if (cfg.addr.ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
+		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_epoll(c, EPOLL_CTL_ADD, 0);
+	} else if (errno == EINPROGRESS || errno == EAGAIN) {
+		c->state = CS_CONNECTING;
+		conn_epoll(c, EPOLL_CTL_ADD, 1);
+	} else {
+		conn_fail(c, "connect", errno, now);
+	}
+}
+
+static void out_reserve(struct conn *c, size_t n)
+{
+	if (c->out_len + n <= c->out_cap)
+		return;
+	if (c->out_off) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+		if (c->out_len + n <= c->out_cap)
+			return;
+	}
+	while (c->out_len + n > c->out_cap)
+		c->out_cap *= 2;
+	c->out = xrealloc(c->out, c->out_cap);
+}
+
+static uint64_t pick_key(struct thread *t)
+{
+	if (cfg.zipf)
+		return zipf_sample(&t->zipf, &t->rng) - 1;
+	return rng_below(&t->rng, cfg.keys);
+}
+
+static void put_set(struct conn *c, uint64_t k)
+{
+	char key[MAX_KEY + 24];
+	size_t kl = key_str(key, k);
+	uint32_t vl = gen_value_len(&cfg.gen, key, kl);
+	char *p;
+
+	out_reserve(c, kl + 40 + vl);
+	p = c->out + c->out_len;
+	memcpy(p, "set ", 4);
+	p += 4;
+	memcpy(p, key, kl);
+	p += kl;
+	memcpy(p, " 0 0 ", 5);
+	p += 5;
+	p += u64_to_str(p, vl);
+	*p++ = '\r';
+	*p++ = '\n';
+	gen_value_fill(&cfg.gen, key, kl, 0, p, vl);
+	p += vl;
+	*p++ = '\r';
+	*p++ = '\n';
+	c->out_len = (size_t)(p - c->out);
+}
+
+/* Queue one request on c (the caller checked that there is room). */
+static void issue(struct conn *c, int op, int64_t t_start, uint64_t setkey)
+{
+	struct thread *t = c->t;
+	struct req *r = &c->reqs[(c->rhead + c->rcount) % c->rcap];
+
+	r->t_start = t_start;
+	r->key_off = c->ktail;
+	r->next = 0;
+	r->hits = 0;
+	r->op = (uint8_t)op;
+	if (op == OP_SET) {
+		r->nkeys = 1;
+		c->keyring[c->ktail] = setkey;
+		c->ktail = (c->ktail + 1) % c->kcap;
+		put_set(c, setkey);
+	} else {
+		char *p;
+
+		r->nkeys = (uint16_t)cfg.multiget;
+		out_reserve(c, 8 + (size_t)cfg.multiget * (cfg.prefixlen + 22));
+		p = c->out + c->out_len;
+		memcpy(p, "get", 3);
+		p += 3;
+		for (int i = 0; i < cfg.multiget; i++) {
+			uint64_t k = pick_key(t);
+
+			c->keyring[c->ktail] = k;
+			c->ktail = (c->ktail + 1) % c->kcap;
+			*p++ = ' ';
+			p += key_str(p, k);
+		}
+		*p++ = '\r';
+		*p++ = '\n';
+		c->out_len = (size_t)(p - c->out);
+	}
+	c->rcount++;
+	t->outstanding++;
+}
+
+static void issue_run(struct conn *c, int64_t t_start)
+{
+	struct thread *t = c->t;
+	int op = OP_GET;
+
+	if (cfg.get_ratio < 1.0 && rng_double(&t->rng) >= cfg.get_ratio)
+		op = OP_SET;
+	issue(c, op, t_start, op == OP_SET ? pick_key(t) : 0);
+	if (t->quota != UINT64_MAX)
+		t->quota--;
+}
+
+/* Put as many requests on c as its mode allows right now. */
+void conn_fill(struct conn *c, int64_t now)
+{
+	struct thread *t = c->t;
+
+	if (c->state != CS_UP)
+		return;
+	if (t->phase == PH_WARMUP) {
+		while (c->rcount < c->rcap && c->rcount < WARMUP_DEPTH &&
+		       t->wu_next < t->wu_end) {
+			issue(c, OP_SET, now, t->wu_next);
+			t->wu_next++;
+		}
+		return;
+	}
+	if (t->phase != PH_RUN)
+		return;
+	if (cfg.rate > 0) {
+		while (c->rcount < (unsigned)cfg.pipeline && t->quota &&
+		       c->next_send <= now) {
+			issue_run(c, c->next_send);
+			c->next_send += t->interval_ns;
+		}
+	} else {
+		while (c->rcount < (unsigned)cfg.pipeline && t->quota)
+			issue_run(c, now);
+	}
+}
+
+void conn_flush(struct conn *c, int64_t now)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				if (!c->epout)
+					conn_epoll(c, EPOLL_CTL_MOD, 1);
+				return;
+			}
+			conn_fail(c, "send to", errno, now);
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	if (c->epout)
+		conn_epoll(c, EPOLL_CTL_MOD, 0);
+}
+
+static void verify_fail(struct thread *t, const struct proto_reply *pr,
+			const char *what, long off)
+{
+	int n;
+
+	t->st.verify_errors++;
+	n = atomic_fetch_add(&g_verify_logged, 1);
+	if (n < VERIFY_LOG_MAX) {
+		fprintf(stderr, "loadgen: verify: key %.*s: %s", (int)pr->keylen,
+			pr->key, what);
+		if (off >= 0)
+			fprintf(stderr, " at offset %ld (length %zu, expected %u)",
+				off, pr->datalen,
+				gen_value_len(&cfg.gen, pr->key, pr->keylen));
+		else
+			fprintf(stderr, " %u, expected 0", pr->flags);
+		fputc('\n', stderr);
+	} else if (n == VERIFY_LOG_MAX) {
+		fprintf(stderr, "loadgen: verify: further mismatches are counted, not shown\n");
+	}
+}
+
+/* Does the key in a VALUE line equal key index k? */
+static int key_is(const struct proto_reply *pr, uint64_t k)
+{
+	char key[MAX_KEY + 24];
+	size_t kl = key_str(key, k);
+
+	return kl == pr->keylen && !memcmp(key, pr->key, kl);
+}
+
+static void req_done(struct conn *c, struct req *r, int64_t now, int ok)
+{
+	struct thread *t = c->t;
+
+	c->rhead = (c->rhead + 1) % c->rcap;
+	c->rcount--;
+	t->outstanding--;
+	if (t->phase == PH_WARMUP) {
+		atomic_fetch_add_explicit(&g_warm_done, 1, memory_order_relaxed);
+		if (!ok)
+			t->st.errors++;
+		return;
+	}
+	if (!ok) {
+		t->st.errors++;
+		return;
+	}
+	t->st.ops++;
+	if (r->op == OP_GET) {
+		t->st.gets++;
+		t->st.hits += r->hits;
+		t->st.misses += (uint64_t)(r->nkeys - r->hits);
+	} else {
+		t->st.sets++;
+	}
+	hist_record(&t->hist, now - r->t_start);
+	c->backoff = BACKOFF_MIN_NS;
+}
+
+/* Handle one reply element; returns -1 when the stream is out of step. */
+static int handle_reply(struct conn *c, const struct proto_reply *pr, int64_t now)
+{
+	struct thread *t = c->t;
+	struct req *r;
+
+	if (pr->kind == PR_MALFORMED) {
+		log_line_once(&g_proto_logged, "malformed reply", pr->line, pr->linelen);
+		return -1;
+	}
+	if (!c->rcount) {
+		log_line_once(&g_proto_logged, "unexpected reply (nothing pending)",
+			      pr->line, pr->linelen);
+		return -1;
+	}
+	r = &c->reqs[c->rhead];
+	switch (pr->kind) {
+	case PR_VALUE:
+		if (r->op != OP_GET)
+			break;
+		while (r->next < r->nkeys &&
+		       !key_is(pr, c->keyring[(r->key_off + r->next) % c->kcap]))
+			r->next++;
+		if (r->next == r->nkeys) {
+			log_line_once(&g_proto_logged, "reply for a key not requested",
+				      pr->line, pr->linelen);
+			return -1;
+		}
+		r->next++;
+		r->hits++;
+		if (cfg.verify && t->phase == PH_RUN) {
+			long off = gen_value_check(&cfg.gen, pr->key, pr->keylen,
+						   pr->data, pr->datalen);
+			if (off >= 0) {
+				size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
+				size_t n = pr->datalen < want ? pr->datalen : want;
+
+				verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
+					    "wrong length" : "wrong byte", off);
+			}
+			else if (pr->flags != 0)
+				verify_fail(t, pr, "flags", -1);
+		}
+		return 0;
+	case PR_END:
+		if (r->op != OP_GET)
+			break;
+		req_done(c, r, now, 1);
+		return 0;
+	case PR_STORED:
+		if (r->op != OP_SET)
+			break;
+		req_done(c, r, now, 1);
+		return 0;
+	case PR_NOT_STORED:
+	case PR_EXISTS:
+	case PR_NOT_FOUND:
+		if (r->op != OP_SET)
+			break;
+		log_line_once(&g_server_logged, "set not stored", pr->line, pr->linelen);
+		req_done(c, r, now, 0);
+		return 0;
+	case PR_ERROR:
+	case PR_CLIENT_ERROR:
+	case PR_SERVER_ERROR:
+		log_line_once(&g_server_logged, "error reply", pr->line, pr->linelen);
+		req_done(c, r, now, 0);
+		return 0;
+	default:
+		break;
+	}
+	log_line_once(&g_proto_logged, "unexpected reply", pr->line, pr->linelen);
+	return -1;
+}
+
+static void conn_read(struct conn *c, int64_t now)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (c->in_len == c->in_cap) {
+			c->in_cap *= 2;
+			c->in = xrealloc(c->in, c->in_cap);
+		}
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			conn_fail(c, "recv from", errno, now);
+			return;
+		}
+		if (n == 0) {
+			conn_fail(c, "connection to", 0, now);
+			return;
+		}
+		c->in_len += (size_t)n;
+		break;
+	}
+	while (off < c->in_len) {
+		struct proto_reply pr;
+		size_t used = proto_parse(c->in + off, c->in_len - off,
+					  GEN_MAX_SIZE, &pr);
+
+		if (!used)
+			break;
+		if (handle_reply(c, &pr, now)) {
+			/*
+			 * The stream is out of step: the pending requests are
+			 * counted as errors when the connection is dropped; a
+			 * reply with nothing pending is one error of its own.
+			 */
+			if (!c->rcount)
+				c->t->st.errors++;
+			conn_fail(c, "protocol error on", EPROTO, now);
+			return;
+		}
+		off += used;
+	}
+	if (off) {
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+	}
+}
+
+void conn_event(struct conn *c, uint32_t ev, int64_t now)
+{
+	if (c->state == CS_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+			conn_fail(c, "connect", err ? err : errno, now);
+			return;
+		}
+		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_epoll(c, EPOLL_CTL_MOD, 0);
+	}
+	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+		conn_read(c, now);
+		if (c->state != CS_UP)
+			return;
+	}
+	/*
+	 * The next request goes out at once.  (Holding the sends until the
+	 * whole epoll batch had been read measured slower when the host is
+	 * busy: a thread preempted mid-batch then holds back every send.)
+	 */
+	conn_fill(c, now);
+	if (c->state == CS_UP && c->out_len > c->out_off)
+		conn_flush(c, now);
+}
