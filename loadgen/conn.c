@@ -180,13 +180,19 @@ static void issue(struct conn *c, int op, int64_t t_start, uint64_t setkey)
 	t->outstanding++;
 }
 
+/* The next operation of the measured mix. */
+static int pick_op(struct thread *t)
+{
+	if (cfg.get_ratio < 1.0 && rng_double(&t->rng) >= cfg.get_ratio)
+		return OP_SET;
+	return OP_GET;
+}
+
 static void issue_run(struct conn *c, int64_t t_start)
 {
 	struct thread *t = c->t;
-	int op = OP_GET;
+	int op = pick_op(t);
 
-	if (cfg.get_ratio < 1.0 && rng_double(&t->rng) >= cfg.get_ratio)
-		op = OP_SET;
 	issue(c, op, t_start, op == OP_SET ? pick_key(t) : 0);
 	if (t->quota != UINT64_MAX)
 		t->quota--;
@@ -460,4 +466,41 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 	conn_fill(c, now);
 	if (c->state == CS_UP && c->out_len > c->out_off)
 		conn_flush(c, now);
+}
+
+/* Count one request the run ended without an answer to. */
+static void unfinished(struct thread *t, int op, int64_t t_start, int64_t t_end)
+{
+	(void)op;
+	t->st.unfinished++;
+	hist_record(&t->hist, t_end - t_start);
+}
+
+/*
+ * The measured run ends at t_end: every request still in flight on c, and
+ * in open loop every request whose intended send time has passed but that
+ * was never sent (the connection was full or down), is counted as
+ * unfinished and its waiting up to t_end goes into the histogram.  A run
+ * that ends during a stall then shows the stall in its tail instead of
+ * leaving the stalled requests out.
+ */
+void conn_finish(struct conn *c, int64_t t_end)
+{
+	struct thread *t = c->t;
+
+	if (t->phase != PH_RUN)
+		return;
+	for (unsigned i = 0; i < c->rcount; i++) {
+		struct req *r = &c->reqs[(c->rhead + i) % c->rcap];
+
+		unfinished(t, r->op, r->t_start, t_end);
+	}
+	if (cfg.rate <= 0)
+		return;
+	while (t->quota && c->next_send < t_end) {
+		unfinished(t, pick_op(t), c->next_send, t_end);
+		c->next_send += t->interval_ns;
+		if (t->quota != UINT64_MAX)
+			t->quota--;
+	}
 }

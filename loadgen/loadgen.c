@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 		stats_add(&ivl, &snap);
 		hist_merge(h_ivl, h_snap);
 		/* the last, partial interval (never earlier than the one before) */
-		if (ivl.ops || ivl.errors || ivl.conn_errors) {
+		if (ivl.ops || ivl.errors || ivl.conn_errors || ivl.unfinished) {
 			int64_t te = t_end > last_ivl ? t_end : last_ivl;
 
 			print_interval_json((double)(te - t0) / 1e9,

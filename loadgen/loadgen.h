@@ -68,6 +68,7 @@ extern struct config cfg;
 struct stats {
 	uint64_t ops, gets, sets, hits, misses;
 	uint64_t errors, verify_errors, conn_errors;
+	uint64_t unfinished;	/* in flight or due but unsent at the end */
 };
 
 enum { OP_GET, OP_SET };
@@ -157,6 +158,7 @@ void conn_start(struct conn *c, int64_t now);
 void conn_fill(struct conn *c, int64_t now);
 void conn_flush(struct conn *c, int64_t now);
 void conn_event(struct conn *c, uint32_t ev, int64_t now);
+void conn_finish(struct conn *c, int64_t t_end);
 
 /* run.c: the load threads and what the main thread does with them */
 extern int64_t g_start;

@@ -24,7 +24,7 @@ void print_interval_json(double t, double secs, const struct stats *s,
 {
 	printf("{\"t\":%.3f,\"ops\":%llu,\"ops_per_s\":%.1f,\"gets\":%llu,"
 	       "\"sets\":%llu,\"hits\":%llu,\"misses\":%llu,\"errors\":%llu,"
-	       "\"verify_errors\":%llu,\"conn_errors\":%llu,"
+	       "\"verify_errors\":%llu,\"conn_errors\":%llu,\"unfinished\":%llu,"
 	       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
 	       "\"p999_us\":%.1f,\"max_us\":%.1f}\n",
 	       t, (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
@@ -33,6 +33,7 @@ void print_interval_json(double t, double secs, const struct stats *s,
 	       (unsigned long long)s->errors,
 	       (unsigned long long)s->verify_errors,
 	       (unsigned long long)s->conn_errors,
+	       (unsigned long long)s->unfinished,
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 	       us(h->max));
@@ -99,7 +100,7 @@ void write_json(const char *path, double secs, double cpu,
 	fprintf(f, "\"interrupted\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
 		"\"ops_per_s\":%.1f,\"gets\":%llu,\"sets\":%llu,\"hits\":%llu,"
 		"\"misses\":%llu,\"errors\":%llu,\"verify_errors\":%llu,"
-		"\"conn_errors\":%llu,\"p50_us\":%.1f,\"p90_us\":%.1f,"
+		"\"conn_errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,\"p90_us\":%.1f,"
 		"\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
 		"\"mean_us\":%.1f,\"cpu_s\":%.3f,\"cpu_ms_per_1000\":%.4f,"
 		"\"histogram\":",
@@ -110,6 +111,7 @@ void write_json(const char *path, double secs, double cpu,
 		(unsigned long long)s->errors,
 		(unsigned long long)s->verify_errors,
 		(unsigned long long)s->conn_errors,
+		(unsigned long long)s->unfinished,
 		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 		us(h->max), us((int64_t)hist_mean(h)), cpu,
@@ -142,6 +144,8 @@ void print_summary(FILE *f, double secs, double cpu, const struct stats *s,
 	       (unsigned long long)s->errors,
 	       (unsigned long long)s->verify_errors,
 	       (unsigned long long)s->conn_errors);
+	fprintf(f, "unfinished  %llu  (in flight or due at the end; counted in the latency)\n",
+		(unsigned long long)s->unfinished);
 	fprintf(f, "latency us  p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),

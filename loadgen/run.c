@@ -154,8 +154,12 @@ void *thread_main(void *arg)
 		}
 		pthread_mutex_unlock(&t->lock);
 	}
+	pthread_mutex_lock(&t->lock);
 	if (!t->t_end)
 		t->t_end = now_ns();
+	for (int i = 0; i < t->nconns; i++)
+		conn_finish(&t->conns[i], t->t_end);
+	pthread_mutex_unlock(&t->lock);
 	atomic_store(&t->done, 1);
 	return NULL;
 }
@@ -234,6 +238,7 @@ void stats_add(struct stats *a, const struct stats *b)
 	a->errors += b->errors;
 	a->verify_errors += b->verify_errors;
 	a->conn_errors += b->conn_errors;
+	a->unfinished += b->unfinished;
 }
 
 /* Move every thread's counters and histogram into st/h (merged). */
