@@ -413,6 +413,12 @@ static void conn_read(struct conn *c, int64_t now)
 		c->in_len += (size_t)n;
 		break;
 	}
+	/*
+	 * The replies in these bytes arrived now, not when epoll_wait
+	 * returned: the connections handled before this one in the batch
+	 * (reading, verifying, sending) took time that is not theirs.
+	 */
+	now = now_ns();
 	while (off < c->in_len) {
 		struct proto_reply pr;
 		size_t used = proto_parse(c->in + off, c->in_len - off,
@@ -463,7 +469,12 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 	 * whole epoll batch had been read measured slower when the host is
 	 * busy: a thread preempted mid-batch then holds back every send.)
 	 */
-	conn_fill(c, now);
+	/*
+	 * A closed-loop request starts when it is written, which is after
+	 * this connection's replies were read and checked; an open-loop one
+	 * is due by the clock of this moment, not of the batch's start.
+	 */
+	conn_fill(c, now_ns());
 	if (c->state == CS_UP && c->out_len > c->out_off)
 		conn_flush(c, now);
 }

@@ -9,6 +9,7 @@ value formula), and can:
   --drop N      close each connection after N requests
   --stall S --stall-at T   stop answering for S seconds, once, T seconds
                 after the first request
+  --delay S     send every reply S seconds after its request arrived
 It listens on 127.0.0.1 on a free port and prints the port on stdout.
 """
 import argparse
@@ -87,7 +88,15 @@ class Conn(asyncio.Protocol):
                 self.t.close()
                 return
         if out:
-            self.t.write(b"".join(out))
+            if self.args.delay:
+                asyncio.get_running_loop().call_later(
+                    self.args.delay, self.write_later, b"".join(out))
+            else:
+                self.t.write(b"".join(out))
+
+    def write_later(self, data):
+        if not self.t.is_closing():
+            self.t.write(data)
 
 
 async def main():
@@ -97,6 +106,7 @@ async def main():
     p.add_argument("--drop", type=int, default=0)
     p.add_argument("--stall", type=float, default=0)
     p.add_argument("--stall-at", type=float, default=0.5)
+    p.add_argument("--delay", type=float, default=0)
     args = p.parse_args()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Conn(args), "127.0.0.1", 0)
