@@ -24,6 +24,8 @@
 
 #include "loadgen.h"
 
+static void count_error(struct thread *t, int op);
+
 /* ------------------------------------------------------------ connection */
 
 static void conn_epoll(struct conn *c, int op, int out)
@@ -43,9 +45,14 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 	if (!atomic_exchange(&g_conn_logged, 1))
 		fprintf(stderr, "loadgen: %s %s: %s (counted, retrying with back-off; logged once)\n",
 			why, cfg.server, err ? strerror(err) : "closed by server");
-	t->st.conn_errors++;
+	t->tally->all.conn_errors++;
 	/* requests in flight are lost */
-	t->st.errors += c->rcount;
+	for (unsigned i = 0; i < c->rcount; i++) {
+		if (t->phase == PH_WARMUP)
+			t->tally->all.errors++;
+		else
+			count_error(t, c->reqs[(c->rhead + i) % c->rcap].op);
+	}
 	if (t->phase == PH_WARMUP)
 		atomic_fetch_add_explicit(&g_warm_done, c->rcount,
 					  memory_order_relaxed);
@@ -110,11 +117,15 @@ static void out_reserve(struct conn *c, size_t n)
 
 static uint64_t pick_key(struct thread *t)
 {
-	if (cfg.zipf)
-		return zipf_sample(&t->zipf, &t->rng) - 1;
-	return rng_below(&t->rng, cfg.keys);
+	uint64_t k;
+
+	if (!cfg.zipf)
+		return rng_below(&t->rng, cfg.keys);
+	k = zipf_sample(&t->zipf, &t->rng) - 1;
+	return cfg.scramble ? perm_map(&cfg.perm, k) : k;
 }
 
+/* "set KEY 0 0 LEN\r\nVALUE\r\n" */
 static void put_set(struct conn *c, uint64_t k)
 {
 	char key[MAX_KEY + 24];
@@ -140,52 +151,112 @@ static void put_set(struct conn *c, uint64_t k)
 	c->out_len = (size_t)(p - c->out);
 }
 
-/* Queue one request on c (the caller checked that there is room). */
-static void issue(struct conn *c, int op, int64_t t_start, uint64_t setkey)
+/* "WORD KEY[TAIL]\r\n"; returns where the next byte goes. */
+static char *put_line(char *p, const char *word, size_t wl, uint64_t k,
+		      const char *tail, size_t tl)
+{
+	memcpy(p, word, wl);
+	p += wl;
+	p += key_str(p, k);
+	memcpy(p, tail, tl);
+	p += tl;
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
+static void ring_push(struct conn *c, uint64_t k)
+{
+	c->keyring[c->ktail] = k;
+	c->ktail = (c->ktail + 1) % c->kcap;
+}
+
+/*
+ * Queue one request on c (the caller checked that there is room).  A get
+ * asks for nkeys keys: one "get K1 K2 ..." line, or with --meta one
+ * "mg K v f" line per key (one reply each, in order).  key is the key of
+ * a set, delete or touch.
+ */
+static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
+		  unsigned nkeys)
 {
 	struct thread *t = c->t;
 	struct req *r = &c->reqs[(c->rhead + c->rcount) % c->rcap];
+	char *p;
 
+	memset(r, 0, sizeof(*r));
 	r->t_start = t_start;
 	r->key_off = c->ktail;
-	r->next = 0;
-	r->hits = 0;
 	r->op = (uint8_t)op;
-	if (op == OP_SET) {
-		r->nkeys = 1;
-		c->keyring[c->ktail] = setkey;
-		c->ktail = (c->ktail + 1) % c->kcap;
-		put_set(c, setkey);
-	} else {
-		char *p;
-
-		r->nkeys = (uint16_t)cfg.multiget;
-		out_reserve(c, 8 + (size_t)cfg.multiget * (cfg.prefixlen + 22));
+	r->nkeys = 1;
+	if (op != OP_GET)
+		ring_push(c, key);
+	switch (op) {
+	case OP_SET:
+		put_set(c, key);
+		break;
+	case OP_DELETE:
+		out_reserve(c, MAX_KEY + 40);
+		p = put_line(c->out + c->out_len, "delete ", 7, key, "", 0);
+		c->out_len = (size_t)(p - c->out);
+		break;
+	case OP_TOUCH:
+		out_reserve(c, MAX_KEY + 40);
+		p = put_line(c->out + c->out_len, "touch ", 6, key, " 0", 2);
+		c->out_len = (size_t)(p - c->out);
+		break;
+	default:
+		r->nkeys = (uint16_t)nkeys;
+		out_reserve(c, 8 + (size_t)nkeys * (MAX_KEY + 16));
 		p = c->out + c->out_len;
-		memcpy(p, "get", 3);
-		p += 3;
-		for (int i = 0; i < cfg.multiget; i++) {
+		if (!cfg.meta)
+			memcpy(p, "get", 3), p += 3;
+		for (unsigned i = 0; i < nkeys; i++) {
 			uint64_t k = pick_key(t);
 
-			c->keyring[c->ktail] = k;
-			c->ktail = (c->ktail + 1) % c->kcap;
-			*p++ = ' ';
-			p += key_str(p, k);
+			ring_push(c, k);
+			if (cfg.meta) {
+				p = put_line(p, "mg ", 3, k, " v f", 4);
+			} else {
+				*p++ = ' ';
+				p += key_str(p, k);
+			}
 		}
-		*p++ = '\r';
-		*p++ = '\n';
+		if (!cfg.meta) {
+			*p++ = '\r';
+			*p++ = '\n';
+		}
 		c->out_len = (size_t)(p - c->out);
 	}
 	c->rcount++;
 	t->outstanding++;
 }
 
-/* The next operation of the measured mix. */
+/* The next command of the measured mix. */
 static int pick_op(struct thread *t)
 {
-	if (cfg.get_ratio < 1.0 && rng_double(&t->rng) >= cfg.get_ratio)
-		return OP_SET;
-	return OP_GET;
+	double u;
+	int op;
+
+	if (cfg.mix[OP_GET] >= 1.0)
+		return OP_GET;
+	u = rng_double(&t->rng);
+	for (op = 0; op < OP_COUNT - 1; op++) {
+		if (u < cfg.mix[op])
+			break;
+		u -= cfg.mix[op];
+	}
+	while (cfg.mix[op] <= 0)	/* rounding at the top end */
+		op--;
+	return op;
+}
+
+static unsigned pick_nkeys(struct thread *t)
+{
+	if (cfg.multiget_min == cfg.multiget)
+		return (unsigned)cfg.multiget;
+	return (unsigned)cfg.multiget_min +
+	       (unsigned)rng_below(&t->rng, (uint64_t)(cfg.multiget - cfg.multiget_min + 1));
 }
 
 static void issue_run(struct conn *c, int64_t t_start)
@@ -193,7 +264,10 @@ static void issue_run(struct conn *c, int64_t t_start)
 	struct thread *t = c->t;
 	int op = pick_op(t);
 
-	issue(c, op, t_start, op == OP_SET ? pick_key(t) : 0);
+	if (op == OP_GET)
+		issue(c, op, t_start, 0, pick_nkeys(t));
+	else
+		issue(c, op, t_start, pick_key(t), 1);
 	if (t->quota != UINT64_MAX)
 		t->quota--;
 }
@@ -208,8 +282,10 @@ void conn_fill(struct conn *c, int64_t now)
 	if (t->phase == PH_WARMUP) {
 		while (c->rcount < c->rcap && c->rcount < WARMUP_DEPTH &&
 		       t->wu_next < t->wu_end) {
-			issue(c, OP_SET, now, t->wu_next);
-			t->wu_next++;
+			uint64_t k = t->wu_next++;
+
+			issue(c, OP_SET, now, cfg.warmup_random ?
+			      perm_map(&cfg.wu_perm, k) : k, 1);
 		}
 		return;
 	}
@@ -219,7 +295,8 @@ void conn_fill(struct conn *c, int64_t now)
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota &&
 		       c->next_send <= now) {
 			issue_run(c, c->next_send);
-			c->next_send += t->interval_ns;
+			c->next_send += arrival_gap(&t->rng, t->interval_ns,
+						     cfg.arrivals == ARRIVE_POISSON);
 		}
 	} else {
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota)
@@ -256,7 +333,8 @@ static void verify_fail(struct thread *t, const struct proto_reply *pr,
 {
 	int n;
 
-	t->st.verify_errors++;
+	t->tally->all.verify_errors++;
+	t->tally->cmd[OP_GET].verify_errors++;
 	n = atomic_fetch_add(&g_verify_logged, 1);
 	if (n < VERIFY_LOG_MAX) {
 		fprintf(stderr, "loadgen: verify: key %.*s: %s", (int)pr->keylen,
@@ -273,6 +351,22 @@ static void verify_fail(struct thread *t, const struct proto_reply *pr,
 	}
 }
 
+static void verify(struct thread *t, const struct proto_reply *pr)
+{
+	long off = gen_value_check(&cfg.gen, pr->key, pr->keylen, pr->data,
+				   pr->datalen);
+
+	if (off >= 0) {
+		size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
+		size_t n = pr->datalen < want ? pr->datalen : want;
+
+		verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
+			    "wrong length" : "wrong byte", off);
+	} else if (pr->flags != 0) {
+		verify_fail(t, pr, "flags", -1);
+	}
+}
+
 /* Does the key in a VALUE line equal key index k? */
 static int key_is(const struct proto_reply *pr, uint64_t k)
 {
@@ -282,9 +376,21 @@ static int key_is(const struct proto_reply *pr, uint64_t k)
 	return kl == pr->keylen && !memcmp(key, pr->key, kl);
 }
 
-static void req_done(struct conn *c, struct req *r, int64_t now, int ok)
+/* One failed request of the measured run. */
+static void count_error(struct thread *t, int op)
+{
+	t->tally->all.errors++;
+	t->tally->cmd[op].errors++;
+}
+
+/*
+ * The reply to r is complete: ok, or an error reply.  hit says, for a
+ * delete or touch, whether the key was there.
+ */
+static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit)
 {
 	struct thread *t = c->t;
+	struct stats *all = &t->tally->all, *cs = &t->tally->cmd[r->op];
 
 	c->rhead = (c->rhead + 1) % c->rcap;
 	c->rcount--;
@@ -292,30 +398,78 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok)
 	if (t->phase == PH_WARMUP) {
 		atomic_fetch_add_explicit(&g_warm_done, 1, memory_order_relaxed);
 		if (!ok)
-			t->st.errors++;
+			all->errors++;
 		return;
 	}
 	if (!ok) {
-		t->st.errors++;
+		count_error(t, r->op);
 		return;
 	}
-	t->st.ops++;
-	if (r->op == OP_GET) {
-		t->st.gets++;
-		t->st.hits += r->hits;
-		t->st.misses += (uint64_t)(r->nkeys - r->hits);
-	} else {
-		t->st.sets++;
+	all->ops++;
+	cs->ops++;
+	switch (r->op) {
+	case OP_GET:
+		all->gets++;
+		all->hits += r->hits;
+		all->misses += (uint64_t)(r->nkeys - r->hits);
+		all->misses_purged += r->purged;
+		all->hits_rebuilt += r->rebuilt;
+		cs->hits += r->hits;
+		cs->misses += (uint64_t)(r->nkeys - r->hits);
+		cs->misses_purged += r->purged;
+		cs->hits_rebuilt += r->rebuilt;
+		break;
+	case OP_SET:
+		all->sets++;
+		break;
+	case OP_DELETE:
+		all->deletes++;
+		break;
+	case OP_TOUCH:
+		all->touches++;
+		break;
 	}
-	hist_record(&t->hist, now - r->t_start);
+	if (r->op != OP_GET && r->op != OP_SET) {
+		cs->hits += (uint64_t)hit;
+		cs->misses += (uint64_t)!hit;
+	}
+	hist_record(&t->tally->hist[r->op], now - r->t_start);
 	c->backoff = BACKOFF_MIN_NS;
 }
 
-/* Handle one reply element; returns -1 when the stream is out of step. */
-static int handle_reply(struct conn *c, const struct proto_reply *pr, int64_t now)
+/* A VALUE (or VA) for r's next key; returns -1 when the stream is out of step. */
+static int got_value(struct conn *c, struct req *r, struct proto_reply *pr)
 {
 	struct thread *t = c->t;
+	char key[MAX_KEY + 24];
+
+	if (pr->kind == PR_META_VALUE) {
+		/* mg answers every key in order; VA carries no key */
+		pr->key = key;
+		pr->keylen = key_str(key, c->keyring[(r->key_off + r->next) % c->kcap]);
+		r->rebuilt += (uint16_t)pr->purged;
+	} else {
+		while (r->next < r->nkeys &&
+		       !key_is(pr, c->keyring[(r->key_off + r->next) % c->kcap]))
+			r->next++;
+		if (r->next == r->nkeys) {
+			log_line_once(&g_proto_logged, "reply for a key not requested",
+				      pr->line, pr->linelen);
+			return -1;
+		}
+	}
+	r->next++;
+	r->hits++;
+	if (cfg.verify && t->phase == PH_RUN)
+		verify(t, pr);
+	return 0;
+}
+
+/* Handle one reply element; returns -1 when the stream is out of step. */
+static int handle_reply(struct conn *c, struct proto_reply *pr, int64_t now)
+{
 	struct req *r;
+	int meta_get;
 
 	if (pr->kind == PR_MALFORMED) {
 		log_line_once(&g_proto_logged, "malformed reply", pr->line, pr->linelen);
@@ -327,57 +481,64 @@ static int handle_reply(struct conn *c, const struct proto_reply *pr, int64_t no
 		return -1;
 	}
 	r = &c->reqs[c->rhead];
+	meta_get = r->op == OP_GET && cfg.meta;
 	switch (pr->kind) {
 	case PR_VALUE:
-		if (r->op != OP_GET)
+		if (r->op != OP_GET || meta_get)
 			break;
-		while (r->next < r->nkeys &&
-		       !key_is(pr, c->keyring[(r->key_off + r->next) % c->kcap]))
-			r->next++;
-		if (r->next == r->nkeys) {
-			log_line_once(&g_proto_logged, "reply for a key not requested",
-				      pr->line, pr->linelen);
-			return -1;
-		}
-		r->next++;
-		r->hits++;
-		if (cfg.verify && t->phase == PH_RUN) {
-			long off = gen_value_check(&cfg.gen, pr->key, pr->keylen,
-						   pr->data, pr->datalen);
-			if (off >= 0) {
-				size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
-				size_t n = pr->datalen < want ? pr->datalen : want;
-
-				verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
-					    "wrong length" : "wrong byte", off);
-			}
-			else if (pr->flags != 0)
-				verify_fail(t, pr, "flags", -1);
-		}
-		return 0;
+		return got_value(c, r, pr);
 	case PR_END:
-		if (r->op != OP_GET)
+		if (r->op != OP_GET || meta_get)
 			break;
-		req_done(c, r, now, 1);
+		req_done(c, r, now, 1, 0);
+		return 0;
+	case PR_META_VALUE:
+	case PR_META_MISS:
+		if (!meta_get)
+			break;
+		if (pr->kind == PR_META_VALUE) {
+			if (got_value(c, r, pr))
+				return -1;
+		} else {
+			r->next++;
+			r->purged += (uint16_t)pr->purged;
+		}
+		if (r->next == r->nkeys)
+			req_done(c, r, now, 1, 0);
 		return 0;
 	case PR_STORED:
 		if (r->op != OP_SET)
 			break;
-		req_done(c, r, now, 1);
+		req_done(c, r, now, 1, 0);
 		return 0;
+	case PR_DELETED:
+		if (r->op != OP_DELETE)
+			break;
+		req_done(c, r, now, 1, 1);
+		return 0;
+	case PR_TOUCHED:
+		if (r->op != OP_TOUCH)
+			break;
+		req_done(c, r, now, 1, 1);
+		return 0;
+	case PR_NOT_FOUND:
+		if (r->op == OP_DELETE || r->op == OP_TOUCH) {
+			req_done(c, r, now, 1, 0);
+			return 0;
+		}
+		/* fall through */
 	case PR_NOT_STORED:
 	case PR_EXISTS:
-	case PR_NOT_FOUND:
 		if (r->op != OP_SET)
 			break;
 		log_line_once(&g_server_logged, "set not stored", pr->line, pr->linelen);
-		req_done(c, r, now, 0);
+		req_done(c, r, now, 0, 0);
 		return 0;
 	case PR_ERROR:
 	case PR_CLIENT_ERROR:
 	case PR_SERVER_ERROR:
 		log_line_once(&g_server_logged, "error reply", pr->line, pr->linelen);
-		req_done(c, r, now, 0);
+		req_done(c, r, now, 0, 0);
 		return 0;
 	default:
 		break;
@@ -433,7 +594,7 @@ static void conn_read(struct conn *c, int64_t now)
 			 * reply with nothing pending is one error of its own.
 			 */
 			if (!c->rcount)
-				c->t->st.errors++;
+				c->t->tally->all.errors++;
 			conn_fail(c, "protocol error on", EPROTO, now);
 			return;
 		}
@@ -482,9 +643,9 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 /* Count one request the run ended without an answer to. */
 static void unfinished(struct thread *t, int op, int64_t t_start, int64_t t_end)
 {
-	(void)op;
-	t->st.unfinished++;
-	hist_record(&t->hist, t_end - t_start);
+	t->tally->all.unfinished++;
+	t->tally->cmd[op].unfinished++;
+	hist_record(&t->tally->hist[op], t_end - t_start);
 }
 
 /*
@@ -510,7 +671,8 @@ void conn_finish(struct conn *c, int64_t t_end)
 		return;
 	while (t->quota && c->next_send < t_end) {
 		unfinished(t, pick_op(t), c->next_send, t_end);
-		c->next_send += t->interval_ns;
+		c->next_send += arrival_gap(&t->rng, t->interval_ns,
+						     cfg.arrivals == ARRIVE_POISSON);
 		if (t->quota != UINT64_MAX)
 			t->quota--;
 	}

@@ -116,10 +116,30 @@ size_t u64_to_str(char *p, uint64_t v)
 	return n;
 }
 
+/*
+ * Key index k as text: PREFIX and the decimal index.  With --key-size the
+ * key is padded with "-xxx..." to a length drawn from k (so a key always
+ * has the same length), never shorter than PREFIX and the index.
+ */
 size_t key_str(char *p, uint64_t k)
 {
+	size_t n, want;
+	uint64_t h;
+
 	memcpy(p, cfg.prefix, cfg.prefixlen);
-	return cfg.prefixlen + u64_to_str(p + cfg.prefixlen, k);
+	n = cfg.prefixlen + u64_to_str(p + cfg.prefixlen, k);
+	if (!cfg.key_max)
+		return n;
+	h = (k + 1) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	want = (size_t)cfg.key_min +
+	       (size_t)((h >> 16) % (uint64_t)(cfg.key_max - cfg.key_min + 1));
+	if (want > n) {
+		p[n] = '-';
+		memset(p + n + 1, 'x', want - n - 1);
+		n = want;
+	}
+	return n;
 }
 
 /* ------------------------------------------------------------------- main */
@@ -134,9 +154,8 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
-	struct stats total = { 0 }, ivl = { 0 }, prog = { 0 }, snap;
-	struct hist *h_total, *h_ivl, *h_prog, *h_snap;
-	int tty, interrupted;
+	struct tally *total, *ivl, *prog, *snap;
+	int tty, interrupted, status = 0;
 	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end = 0;
 	double cpu0, secs, cpu;
 
@@ -147,15 +166,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (cfg.hdr_log)
+		hdr_log_open(cfg.hdr_log);
 
-	h_total = xcalloc(1, sizeof(*h_total));
-	h_ivl = xcalloc(1, sizeof(*h_ivl));
-	h_prog = xcalloc(1, sizeof(*h_prog));
-	h_snap = xcalloc(1, sizeof(*h_snap));
-	hist_init(h_total);
-	hist_init(h_ivl);
-	hist_init(h_prog);
-	hist_init(h_snap);
+	total = tally_new();
+	ivl = tally_new();
+	prog = tally_new();
+	snap = tally_new();
 
 	g_start = now_ns();
 	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
@@ -197,31 +214,27 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (now >= next_ivl || now >= next_prog) {
-			collect(&snap, h_snap);
-			stats_add(&total, &snap);
-			hist_merge(h_total, h_snap);
-			stats_add(&ivl, &snap);
-			hist_merge(h_ivl, h_snap);
-			stats_add(&prog, &snap);
-			hist_merge(h_prog, h_snap);
+			collect(snap);
+			tally_add(total, snap);
+			tally_add(ivl, snap);
+			tally_add(prog, snap);
 			if (now >= next_ivl) {
 				if (tty)
 					fputs("\r\033[K", stderr);
 				print_interval_json((double)(now - t0) / 1e9,
-						    (double)(now - last_ivl) / 1e9,
-						    &ivl, h_ivl);
-				memset(&ivl, 0, sizeof(ivl));
-				hist_reset(h_ivl);
+						    (double)(now - last_ivl) / 1e9, ivl);
+				if (cfg.hdr_log)
+					hdr_log_interval((double)(last_ivl - t0) / 1e9,
+							 (double)(now - last_ivl) / 1e9, ivl);
+				tally_reset(ivl);
 				last_ivl = now;
 				while (next_ivl <= now)
 					next_ivl += (int64_t)(cfg.interval * 1e9);
 			}
 			if (now >= next_prog) {
 				print_progress((double)(now - t0) / 1e9,
-					       (double)(now - last_prog) / 1e9,
-					       &prog, h_prog);
-				memset(&prog, 0, sizeof(prog));
-				hist_reset(h_prog);
+					       (double)(now - last_prog) / 1e9, prog);
+				tally_reset(prog);
 				last_prog = now;
 				while (next_prog <= now)
 					next_prog += 1000000000LL;
@@ -238,39 +251,43 @@ int main(int argc, char **argv)
 	interrupted = atomic_load(&g_stop);
 	if (interrupted || t_end < t0)
 		t_end = now_ns();
-	collect(&snap, h_snap);
-	stats_add(&total, &snap);
-	hist_merge(h_total, h_snap);
+	collect(snap);
+	tally_add(total, snap);
 	if (tty)
 		fputs("\r\033[K", stderr);
-	if (cfg.interval > 0) {
-		stats_add(&ivl, &snap);
-		hist_merge(h_ivl, h_snap);
-		/* the last, partial interval (never earlier than the one before) */
-		if (ivl.ops || ivl.errors || ivl.conn_errors || ivl.unfinished) {
-			int64_t te = t_end > last_ivl ? t_end : last_ivl;
+	tally_add(ivl, snap);
+	/* the last, partial interval (never earlier than the one before) */
+	if (ivl->all.ops || ivl->all.errors || ivl->all.conn_errors ||
+	    ivl->all.unfinished || (cfg.hdr_log && last_ivl == t0)) {
+		int64_t te = t_end > last_ivl ? t_end : last_ivl;
 
+		if (cfg.interval > 0)
 			print_interval_json((double)(te - t0) / 1e9,
-					    (double)(te - last_ivl) / 1e9,
-					    &ivl, h_ivl);
-		}
+					    (double)(te - last_ivl) / 1e9, ivl);
+		if (cfg.hdr_log)
+			hdr_log_interval((double)(last_ivl - t0) / 1e9,
+					 (double)(te - last_ivl) / 1e9, ivl);
 	}
+	if (cfg.hdr_log)
+		hdr_log_close();
 	secs = (double)(t_end - t0) / 1e9;
 	/* with --interval, stdout carries nothing but the JSON lines */
 	if (!cfg.quiet)
-		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, &total,
-			      h_total, interrupted);
+		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, total,
+			      interrupted);
 	if (cfg.json)
-		write_json(cfg.json, secs, cpu, &total, h_total, interrupted);
-	if (total.verify_errors) {
+		write_json(cfg.json, secs, cpu, total, interrupted);
+	if (total->all.verify_errors) {
 		fprintf(stderr, "loadgen: %llu values failed verification\n",
-			(unsigned long long)total.verify_errors);
-		return 1;
-	}
-	if (!total.ops) {
+			(unsigned long long)total->all.verify_errors);
+		status = 1;
+	} else if (!total->all.ops) {
 		fprintf(stderr, "loadgen: no request completed\n");
-		return 2;
+		status = 2;
 	}
-	return 0;
+	free(snap);
+	free(prog);
+	free(ivl);
+	free(total);
+	return status;
 }
-

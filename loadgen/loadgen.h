@@ -33,6 +33,11 @@
 
 /* ---------------------------------------------------------------- config */
 
+/* The commands of the measured mix; OP_GET is mg with --meta. */
+enum { OP_GET, OP_SET, OP_DELETE, OP_TOUCH, OP_COUNT };
+
+enum { ARRIVE_CONSTANT, ARRIVE_POISSON };
+
 struct config {
 	const char *server;
 	struct sockaddr_storage addr;
@@ -48,10 +53,20 @@ struct config {
 	size_t prefixlen;
 	int zipf;
 	double zipf_s;
-	double get_ratio;
+	int scramble;		/* key ranks hashed to key indexes */
+	struct perm perm;
+	double get_ratio;	/* the share of gets in the mix */
+	double mix[OP_COUNT];	/* shares of the commands, sum 1 */
 	const char *gen_str;
 	struct gen_params gen;
-	int multiget;
+	int multiget;		/* keys per get: multiget_min..multiget */
+	int multiget_min;
+	int key_min, key_max;	/* --key-size; 0: keys are PREFIX + index */
+	int meta;		/* gets as meta commands (mg KEY v f) */
+	int arrivals;		/* ARRIVE_*: open-loop intervals */
+	int warmup_random;	/* warm-up in a random order of the keys */
+	struct perm wu_perm;
+	const char *hdr_log;
 	int warmup;
 	int verify;
 	double interval;
@@ -65,13 +80,26 @@ extern struct config cfg;
 
 /* ----------------------------------------------------------------- state */
 
+/*
+ * Counters of the whole run and of each command.  The whole run's hits and
+ * misses are those of the keys asked by gets; a command's own are its
+ * positive and negative answers (VALUE or not, DELETED or NOT_FOUND,
+ * TOUCHED or NOT_FOUND).  misses_purged and hits_rebuilt count the meta
+ * replies that carry the server's P flag (purged by the kernel).
+ */
 struct stats {
-	uint64_t ops, gets, sets, hits, misses;
+	uint64_t ops, gets, sets, deletes, touches, hits, misses;
+	uint64_t misses_purged, hits_rebuilt;
 	uint64_t errors, verify_errors, conn_errors;
 	uint64_t unfinished;	/* in flight or due but unsent at the end */
 };
 
-enum { OP_GET, OP_SET };
+/* What the main thread collects: counters and a histogram per command. */
+struct tally {
+	struct stats all;
+	struct stats cmd[OP_COUNT];
+	struct hist hist[OP_COUNT];
+};
 
 struct req {
 	int64_t t_start;	/* intended (open loop) or actual send time */
@@ -79,6 +107,8 @@ struct req {
 	uint16_t nkeys;
 	uint16_t next;		/* next key a VALUE may answer */
 	uint16_t hits;
+	uint16_t purged;	/* meta: misses with P */
+	uint16_t rebuilt;	/* meta: hits with P */
 	uint8_t op;
 };
 
@@ -122,9 +152,8 @@ struct thread {
 	int phase;
 	uint64_t wu_next, wu_end;
 	int64_t t_end;		/* when this thread stopped */
-	pthread_mutex_t lock;	/* guards st and hist against the reporter */
-	struct stats st;
-	struct hist hist;
+	pthread_mutex_t lock;	/* guards tally against the reporter */
+	struct tally *tally;
 	atomic_int done;
 };
 
@@ -166,7 +195,12 @@ void thread_init(struct thread *t, int id);
 void *thread_main(void *arg);
 void thread_wake(struct thread *t);
 void stats_add(struct stats *a, const struct stats *b);
-void collect(struct stats *st, struct hist *h);
+struct tally *tally_new(void);
+void tally_reset(struct tally *a);
+void tally_add(struct tally *a, const struct tally *b);
+/* The histogram of every command together. */
+void tally_merged(const struct tally *a, struct hist *h);
+void collect(struct tally *into);
 void check_connect_timeout(int64_t now);
 int all_done(void);
 void do_warmup(int tty);
@@ -175,13 +209,16 @@ void sleep_ns(int64_t ns);
 /* output.c: the summary, the interval lines and the JSON file */
 double us(int64_t ns);
 double cpu_seconds(void);
-void print_interval_json(double t, double secs, const struct stats *s,
-			 const struct hist *h);
-void print_progress(double t, double secs, const struct stats *s,
-		    const struct hist *h);
+const char *op_name(int op);
+void print_interval_json(double t, double secs, const struct tally *a);
+void print_progress(double t, double secs, const struct tally *a);
 void write_json(const char *path, double secs, double cpu,
-		const struct stats *s, const struct hist *h, int interrupted);
-void print_summary(FILE *f, double secs, double cpu, const struct stats *s,
-		   const struct hist *h, int interrupted);
+		const struct tally *a, int interrupted);
+void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
+		   int interrupted);
+/* HdrHistogram interval log (--hdr-log) */
+void hdr_log_open(const char *path);
+void hdr_log_interval(double start, double secs, const struct tally *a);
+void hdr_log_close(void);
 
 #endif /* LOADGEN_H */

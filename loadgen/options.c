@@ -19,7 +19,8 @@ struct config cfg;
 
 static const char usage_text[] =
 "Usage: loadgen [OPTIONS]\n"
-"Load generator for the memcached text protocol (get, multi-get, set).\n"
+"Load generator for the memcached text protocol (get, multi-get, set,\n"
+"delete, touch, and the meta get mg).\n"
 "\n"
 "Target:\n"
 "  -s, --server ADDR      HOST:PORT, [IPV6]:PORT or a unix socket path\n"
@@ -31,6 +32,8 @@ static const char usage_text[] =
 "  -r, --rate OPS         open loop: total requests per second, sent on a\n"
 "                         fixed schedule; latency counts from the intended\n"
 "                         send time.  0 or absent: closed loop\n"
+"      --arrivals A       open loop: constant (fixed intervals, default) or\n"
+"                         poisson (exponential intervals of the same mean)\n"
 "  -d, --duration S       run for S seconds (default 10 unless --ops)\n"
 "  -n, --ops N            stop after N requests in total\n"
 "Keys and values:\n"
@@ -38,14 +41,28 @@ static const char usage_text[] =
 "      --key-prefix P     key prefix (\"key:\")\n"
 "      --dist D           key popularity: uniform or zipf:S, S > 0 (uniform);\n"
 "                         with zipf, PREFIX0 is the most popular key\n"
-"      --get-ratio F      fraction of requests that are gets, 0..1 (0.9)\n"
+"      --scramble         with zipf: spread the ranks over the key space by a\n"
+"                         keyed permutation, so hot keys are not neighbours\n"
+"      --key-size N|MIN-MAX  key length in bytes (up to 250): each key is\n"
+"                         padded with -xxx to a length drawn from its index\n"
+"Commands:\n"
+"      --get-ratio F      fraction of requests that are gets, 0..1 (0.9);\n"
+"                         the rest are sets\n"
 "      --ratio G:S        the same as gets:sets, e.g. 9:1\n"
-"  -m, --multiget N       keys per get request, 1..100 (1)\n"
+"      --mix SPEC         weights of the commands, e.g.\n"
+"                         get=80,set=10,delete=5,touch=5 (get=9,set=1)\n"
+"  -m, --multiget N|MIN-MAX  keys per get request, 1..100 (1); a range\n"
+"                         draws the count of each request uniformly\n"
+"      --meta             gets as meta commands (mg KEY v f), one per key;\n"
+"                         the server's P flag counts purged misses and\n"
+"                         values rebuilt after a purge\n"
 "  -g, --gen OPTIONS      value formula options, the same string as the\n"
 "                         daemon's --origin gen:OPTIONS: size=N|MIN-MAX,\n"
 "                         cost=US, seed=N (size=100).  Sets store these\n"
 "                         values with flags 0\n"
 "  -w, --warmup           first set every key once (with progress), then run\n"
+"      --warmup-order O   sequential (default) or random: the warm-up sets\n"
+"                         the keys in a random order (a keyed permutation)\n"
 "  -V, --verify           check every byte of every hit against the formula;\n"
 "                         mismatches are counted, shown with their key and\n"
 "                         make the exit status 1\n"
@@ -57,6 +74,9 @@ static const char usage_text[] =
 "  -i, --interval S       print one JSON line per S seconds on stdout; the\n"
 "                         summary then goes to stderr\n"
 "  -j, --json FILE        write the final summary with the full histogram\n"
+"      --hdr-log FILE     write the histograms in HdrHistogram's interval log\n"
+"                         format: per --interval (or one for the whole run),\n"
+"                         untagged for all commands and tagged per command\n"
 "  -q, --quiet            no progress line, no warm-up line, no summary\n"
 "  -h, --help             this text\n"
 "\n"
@@ -93,6 +113,59 @@ static double parse_double(const char *opt, const char *s, double min,
 		die_usage("%s: expected a number in %g..%g, got '%s'", opt, min,
 			  max, s);
 	return v;
+}
+
+/* "N" or "MIN-MAX" within min..max */
+static void parse_range(const char *opt, char *s, uint64_t min, uint64_t max,
+			int *lo, int *hi)
+{
+	char *dash = strchr(s, '-');
+
+	if (!dash) {
+		*lo = *hi = (int)parse_uint(opt, s, min, max);
+		return;
+	}
+	*dash = 0;
+	*lo = (int)parse_uint(opt, s, min, max);
+	*hi = (int)parse_uint(opt, dash + 1, min, max);
+	*dash = '-';
+	if (*lo > *hi)
+		die_usage("%s: MIN above MAX in '%s'", opt, s);
+}
+
+/* "get=W,set=W,delete=W,touch=W": weights, normalized to shares */
+static void parse_mix(char *s)
+{
+	static const char *const names[OP_COUNT] = { "get", "set", "delete", "touch" };
+	double w[OP_COUNT] = { 0 }, sum = 0;
+	char *save = NULL;
+
+	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int op;
+
+		if (!eq)
+			die_usage("--mix: expected NAME=WEIGHT, got '%s'", tok);
+		*eq = 0;
+		for (op = 0; op < OP_COUNT && strcmp(tok, names[op]); op++)
+			;
+		if (op == OP_COUNT)
+			die_usage("--mix: unknown command '%s' (get, set, delete, touch)", tok);
+		w[op] = parse_double("--mix", eq + 1, 0, 1e9);
+	}
+	for (int op = 0; op < OP_COUNT; op++)
+		sum += w[op];
+	if (sum <= 0)
+		die_usage("--mix: every weight is zero");
+	for (int op = 0; op < OP_COUNT; op++)
+		cfg.mix[op] = w[op] / sum;
+}
+
+static void set_get_ratio(double g)
+{
+	memset(cfg.mix, 0, sizeof(cfg.mix));
+	cfg.mix[OP_GET] = g;
+	cfg.mix[OP_SET] = 1 - g;
 }
 
 static void parse_server(const char *s)
@@ -139,6 +212,8 @@ static void parse_server(const char *s)
 
 enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
+	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
+	O_HDR_LOG,
 };
 
 static const struct option long_opts[] = {
@@ -155,6 +230,13 @@ static const struct option long_opts[] = {
 	{ "get-ratio", required_argument, NULL, O_GET_RATIO },
 	{ "ratio", required_argument, NULL, O_RATIO },
 	{ "multiget", required_argument, NULL, 'm' },
+	{ "arrivals", required_argument, NULL, O_ARRIVALS },
+	{ "scramble", no_argument, NULL, O_SCRAMBLE },
+	{ "key-size", required_argument, NULL, O_KEY_SIZE },
+	{ "mix", required_argument, NULL, O_MIX },
+	{ "meta", no_argument, NULL, O_META },
+	{ "warmup-order", required_argument, NULL, O_WARMUP_ORDER },
+	{ "hdr-log", required_argument, NULL, O_HDR_LOG },
 	{ "gen", required_argument, NULL, 'g' },
 	{ "warmup", no_argument, NULL, 'w' },
 	{ "verify", no_argument, NULL, 'V' },
@@ -179,8 +261,9 @@ void parse_args(int argc, char **argv)
 	cfg.pipeline = 1;
 	cfg.keys = 100000;
 	cfg.prefix = "key:";
-	cfg.get_ratio = 0.9;
+	set_get_ratio(0.9);
 	cfg.multiget = 1;
+	cfg.multiget_min = 1;
 	cfg.seed = 1;
 	cfg.connect_timeout = 10;
 	gen_defaults(&cfg.gen);
@@ -233,7 +316,7 @@ void parse_args(int argc, char **argv)
 			}
 			break;
 		case O_GET_RATIO:
-			cfg.get_ratio = parse_double("--get-ratio", optarg, 0, 1);
+			set_get_ratio(parse_double("--get-ratio", optarg, 0, 1));
 			break;
 		case O_RATIO: {
 			char *colon = strchr(optarg, ':');
@@ -247,11 +330,12 @@ void parse_args(int argc, char **argv)
 			*colon = ':';
 			if (g + s <= 0)
 				die_usage("--ratio: both parts are zero");
-			cfg.get_ratio = g / (g + s);
+			set_get_ratio(g / (g + s));
 			break;
 		}
 		case 'm':
-			cfg.multiget = (int)parse_uint("--multiget", optarg, 1, MAX_MULTIGET);
+			parse_range("--multiget", optarg, 1, MAX_MULTIGET,
+				    &cfg.multiget_min, &cfg.multiget);
 			break;
 		case 'g':
 			cfg.gen_str = optarg;
@@ -262,6 +346,38 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'w':
 			cfg.warmup = 1;
+			break;
+		case O_ARRIVALS:
+			if (!strcmp(optarg, "constant"))
+				cfg.arrivals = ARRIVE_CONSTANT;
+			else if (!strcmp(optarg, "poisson"))
+				cfg.arrivals = ARRIVE_POISSON;
+			else
+				die_usage("--arrivals: expected constant or poisson, got '%s'", optarg);
+			break;
+		case O_SCRAMBLE:
+			cfg.scramble = 1;
+			break;
+		case O_KEY_SIZE:
+			parse_range("--key-size", optarg, 1, MAX_KEY, &cfg.key_min,
+				    &cfg.key_max);
+			break;
+		case O_MIX:
+			parse_mix(optarg);
+			break;
+		case O_META:
+			cfg.meta = 1;
+			break;
+		case O_WARMUP_ORDER:
+			if (!strcmp(optarg, "sequential"))
+				cfg.warmup_random = 0;
+			else if (!strcmp(optarg, "random"))
+				cfg.warmup_random = 1;
+			else
+				die_usage("--warmup-order: expected sequential or random, got '%s'", optarg);
+			break;
+		case O_HDR_LOG:
+			cfg.hdr_log = optarg;
 			break;
 		case 'V':
 			cfg.verify = 1;
@@ -300,6 +416,9 @@ void parse_args(int argc, char **argv)
 	if (!have_duration && cfg.ops)
 		cfg.duration = 0;
 	cfg.prefixlen = strlen(cfg.prefix);
+	cfg.get_ratio = cfg.mix[OP_GET];
+	perm_init(&cfg.perm, cfg.keys, cfg.seed ^ 0x5eed5c7a3b1eULL);
+	perm_init(&cfg.wu_perm, cfg.keys, cfg.seed ^ 0x3a7e0fd3c19bULL);
 	parse_server(cfg.server);
 }
 

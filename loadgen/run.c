@@ -207,7 +207,7 @@ void thread_init(struct thread *t, int id)
 	t->wu_next = cfg.keys * (uint64_t)id / (uint64_t)cfg.threads;
 	t->wu_end = cfg.keys * (uint64_t)(id + 1) / (uint64_t)cfg.threads;
 	pthread_mutex_init(&t->lock, NULL);
-	hist_init(&t->hist);
+	t->tally = tally_new();
 	t->nconns = cfg.conns;
 	t->conns = xcalloc((size_t)cfg.conns, sizeof(*t->conns));
 	for (int i = 0; i < cfg.conns; i++) {
@@ -222,7 +222,7 @@ void thread_init(struct thread *t, int id)
 		c->out = xrealloc(NULL, c->out_cap);
 		c->rcap = rcap;
 		c->reqs = xcalloc(rcap, sizeof(*c->reqs));
-		c->kcap = rcap * (unsigned)(cfg.multiget > 1 ? cfg.multiget : 1);
+		c->kcap = rcap * (unsigned)cfg.multiget;
 		c->keyring = xcalloc(c->kcap, sizeof(*c->keyring));
 		c->backoff = BACKOFF_MIN_NS;
 	}
@@ -233,27 +233,62 @@ void stats_add(struct stats *a, const struct stats *b)
 	a->ops += b->ops;
 	a->gets += b->gets;
 	a->sets += b->sets;
+	a->deletes += b->deletes;
+	a->touches += b->touches;
 	a->hits += b->hits;
 	a->misses += b->misses;
+	a->misses_purged += b->misses_purged;
+	a->hits_rebuilt += b->hits_rebuilt;
 	a->errors += b->errors;
 	a->verify_errors += b->verify_errors;
 	a->conn_errors += b->conn_errors;
 	a->unfinished += b->unfinished;
 }
 
-/* Move every thread's counters and histogram into st/h (merged). */
-void collect(struct stats *st, struct hist *h)
+struct tally *tally_new(void)
 {
-	memset(st, 0, sizeof(*st));
+	struct tally *a = xcalloc(1, sizeof(*a));
+
+	tally_reset(a);
+	return a;
+}
+
+void tally_reset(struct tally *a)
+{
+	memset(&a->all, 0, sizeof(a->all));
+	memset(a->cmd, 0, sizeof(a->cmd));
+	for (int op = 0; op < OP_COUNT; op++)
+		hist_reset(&a->hist[op]);
+}
+
+void tally_add(struct tally *a, const struct tally *b)
+{
+	stats_add(&a->all, &b->all);
+	for (int op = 0; op < OP_COUNT; op++) {
+		stats_add(&a->cmd[op], &b->cmd[op]);
+		if (b->hist[op].total)
+			hist_merge(&a->hist[op], &b->hist[op]);
+	}
+}
+
+void tally_merged(const struct tally *a, struct hist *h)
+{
 	hist_reset(h);
+	for (int op = 0; op < OP_COUNT; op++)
+		if (a->hist[op].total)
+			hist_merge(h, &a->hist[op]);
+}
+
+/* Move every thread's counters and histograms into *into (merged). */
+void collect(struct tally *into)
+{
+	tally_reset(into);
 	for (int i = 0; i < cfg.threads; i++) {
 		struct thread *t = &threads[i];
 
 		pthread_mutex_lock(&t->lock);
-		stats_add(st, &t->st);
-		memset(&t->st, 0, sizeof(t->st));
-		hist_merge(h, &t->hist);
-		hist_reset(&t->hist);
+		tally_add(into, t->tally);
+		tally_reset(t->tally);
 		pthread_mutex_unlock(&t->lock);
 	}
 }
@@ -291,8 +326,7 @@ int all_done(void)
 void do_warmup(int tty)
 {
 	int64_t start = now_ns(), next = start + 200000000LL;
-	struct stats st;
-	struct hist *h = xcalloc(1, sizeof(*h));
+	struct tally *a = tally_new();
 
 	for (;;) {
 		int waiting = 0;
@@ -317,15 +351,15 @@ void do_warmup(int tty)
 		}
 		sleep_ns(10000000LL);
 	}
-	collect(&st, h);
+	collect(a);
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (!cfg.quiet)
 		fprintf(stderr, "warmup: %llu keys set in %.2f s, %llu errors%s\n",
 			(unsigned long long)atomic_load(&g_warm_done),
 			(double)(now_ns() - start) / 1e9,
-			(unsigned long long)st.errors,
+			(unsigned long long)a->all.errors,
 			atomic_load(&g_stop) ? " (interrupted)" : "");
-	free(h);
+	free(a);
 }
 
