@@ -209,8 +209,10 @@ static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
 		r->nkeys = (uint16_t)nkeys;
 		out_reserve(c, 8 + (size_t)nkeys * (MAX_KEY + 16));
 		p = c->out + c->out_len;
-		if (!cfg.meta)
-			memcpy(p, "get", 3), p += 3;
+		if (!cfg.meta) {
+			memcpy(p, "get", 3);
+			p += 3;
+		}
 		for (unsigned i = 0; i < nkeys; i++) {
 			uint64_t k = pick_key(t);
 
@@ -296,7 +298,7 @@ void conn_fill(struct conn *c, int64_t now)
 		       c->next_send <= now) {
 			issue_run(c, c->next_send);
 			c->next_send += arrival_gap(&t->rng, t->interval_ns,
-						     cfg.arrivals == ARRIVE_POISSON);
+						    cfg.arrivals == ARRIVE_POISSON);
 		}
 	} else {
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota)
@@ -672,7 +674,7 @@ void conn_finish(struct conn *c, int64_t t_end)
 	while (t->quota && c->next_send < t_end) {
 		unfinished(t, pick_op(t), c->next_send, t_end);
 		c->next_send += arrival_gap(&t->rng, t->interval_ns,
-						     cfg.arrivals == ARRIVE_POISSON);
+					    cfg.arrivals == ARRIVE_POISSON);
 		if (t->quota != UINT64_MAX)
 			t->quota--;
 	}
