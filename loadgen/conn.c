@@ -506,7 +506,7 @@ static int handle_reply(struct conn *c, struct proto_reply *pr, int64_t now)
 			r->purged += (uint16_t)pr->purged;
 		}
 		if (r->next == r->nkeys)
-			req_done(c, r, now, 1, 0);
+			req_done(c, r, now, !r->failed, 0);
 		return 0;
 	case PR_STORED:
 		if (r->op != OP_SET)
@@ -540,6 +540,12 @@ static int handle_reply(struct conn *c, struct proto_reply *pr, int64_t now)
 	case PR_CLIENT_ERROR:
 	case PR_SERVER_ERROR:
 		log_line_once(&g_server_logged, "error reply", pr->line, pr->linelen);
+		if (meta_get && r->next + 1 < r->nkeys) {
+			/* every mg line has its own reply: wait for the rest */
+			r->next++;
+			r->failed = 1;
+			return 0;
+		}
 		req_done(c, r, now, 0, 0);
 		return 0;
 	default:

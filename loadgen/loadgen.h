@@ -110,6 +110,7 @@ struct req {
 	uint16_t purged;	/* meta: misses with P */
 	uint16_t rebuilt;	/* meta: hits with P */
 	uint8_t op;
+	uint8_t failed;		/* meta: a key got an error reply */
 };
 
 enum { CS_DOWN, CS_CONNECTING, CS_UP };

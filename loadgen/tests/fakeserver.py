@@ -16,6 +16,8 @@ value formula), and can:
                 rebuilt after a purge)
   --log FILE    one line per command: "TIME CMD KEY REPLY" (TIME in
                 seconds, monotonic), written when the server exits
+  --no-meta     answer ERROR to every mg, as a server without the meta
+                protocol does
 It also answers delete, touch and mg KEY v f (the meta get).
 It listens on 127.0.0.1 on a free port and prints the port on stdout.
 """
@@ -75,6 +77,9 @@ class Conn(asyncio.Protocol):
                     reply = b"DELETED\r\n" if cmd == b"delete" else b"TOUCHED\r\n"
                 else:
                     reply = b"NOT_FOUND\r\n"
+            elif cmd == b"mg" and self.args.no_meta:
+                self.buf = self.buf[nl + 2:]
+                reply = b"ERROR\r\n"
             elif cmd == b"mg" and len(parts) >= 2:
                 self.buf = self.buf[nl + 2:]
                 k = parts[1]
@@ -149,6 +154,7 @@ async def main():
     p.add_argument("--purge", type=int, default=0)
     p.add_argument("--rebuild", type=int, default=0)
     p.add_argument("--log")
+    p.add_argument("--no-meta", action="store_true")
     args = p.parse_args()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Conn(args), "127.0.0.1", 0)

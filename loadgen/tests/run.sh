@@ -450,6 +450,21 @@ rc=$?
 [ "$st" = 0 ] || rc=1
 result meta_purged_misses_and_rebuilt_hits $rc "exit $st"
 
+# A server without the meta protocol answers ERROR to every mg line: each
+# request of 3 keys is one error and the stream stays in step.
+start_fake --no-meta
+$LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 200 --meta -m 3 --get-ratio 1 \
+	--json "$TMP/nm.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+rc=0
+[ "$st" = 2 ] || rc=1
+[ "$(jget "$TMP/nm.json" conn_errors)" = 0 ] || rc=1
+[ "$(jget "$TMP/nm.json" errors)" -gt 100 ] 2>/dev/null || rc=1
+grep -q 'error reply: "ERROR"' "$TMP/err" || rc=1
+grep -q 'malformed\|unexpected' "$TMP/err" && rc=1
+result meta_error_replies_keep_stream_in_step $rc "exit $st; $(tail -2 "$TMP/err" | tr '\n' ' ')"
+
 # --key-size and multi-get ranges, as the server sees them
 start_fake --log "$TMP/fk.log"
 $LG -s 127.0.0.1:$FS_PORT -c 2 -n 3000 -k 300 --warmup -m 1-4 --key-size 12-40 \
