@@ -9,6 +9,7 @@
 
 cd "$(dirname "$0")/.." || exit 1
 LG=./loadgen
+ASAN=build-asan/loadgen	# the same under -fsanitize=address,undefined
 TMP=$(mktemp -d /tmp/loadgen-test.XXXXXX)
 PIDS=""
 passed=0
@@ -342,6 +343,19 @@ PY
 	[ "$ops" -ge 3400 ] && [ "$ops" -le 4300 ] || rc=1
 	python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["config"]["arrivals"] != "poisson")' "$TMP/po.json" || rc=1
 	result open_loop_poisson_rate $rc "ops $ops, want 4000"
+
+	# loadgen built with -fsanitize=address,undefined through every
+	# command, option and output at once
+	rc=0
+	$ASAN -s 127.0.0.1:$MC_PORT -c 3 -d 1 -k 2000 --warmup --warmup-order random \
+		--verify --mix get=5,set=2,delete=1,touch=1 -m 1-5 --key-size 20-250 \
+		--gen size=10-5000,seed=4 -i 0.3 --hdr-log "$TMP/as.hlog" \
+		--json "$TMP/as.json" > "$TMP/as.out" 2> "$TMP/as.err" || rc=1
+	$ASAN -s 127.0.0.1:$MC_PORT -t 2 -c 2 -p 3 -d 1 -k 2000 --meta -m 1-100 \
+		-r 3000 --arrivals poisson --dist zipf:1.1 --scramble -i 0.4 \
+		--hdr-log "$TMP/as2.hlog" --json "$TMP/as2.json" > "$TMP/as.out" 2>> "$TMP/as.err" || rc=1
+	grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$TMP/as.err" && rc=1
+	result asan_every_option $rc "$(grep -m3 'Sanitizer\|runtime error' "$TMP/as.err" | tr '\n' ' ')"
 	stop "$MC_PID"
 fi
 
@@ -517,6 +531,23 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result scrambled_zipf_and_random_warmup_order $rc "exit $st"
+
+# the sanitizer build against dropped connections, garbage and a stall
+rc=0
+start_fake --drop 30 --purge 5 --rebuild 3
+$ASAN -s 127.0.0.1:$FS_PORT -c 3 -p 4 -d 1 -k 300 --meta -m 1-3 --verify \
+	--mix get=6,set=2,delete=1,touch=1 -q 2> "$TMP/as.err" || rc=1
+stop "$FS_PID"
+start_fake --garbage
+$ASAN -s 127.0.0.1:$FS_PORT -c 2 -d 0.5 -k 300 -m 2 -q 2>> "$TMP/as.err" || rc=1
+stop "$FS_PID"
+start_fake --stall 3 --stall-at 0.5
+$ASAN -s 127.0.0.1:$FS_PORT -c 2 -p 2 -d 1.5 -r 400 --arrivals poisson -k 300 -q \
+	--json "$TMP/as3.json" 2>> "$TMP/as.err" || rc=1
+stop "$FS_PID"
+[ "$(jget "$TMP/as3.json" unfinished)" -gt 100 ] 2>/dev/null || rc=1
+grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$TMP/as.err" && rc=1
+result asan_faulty_servers $rc "$(grep -m3 'Sanitizer\|runtime error' "$TMP/as.err" | tr '\n' ' ')"
 
 PORT=$(free_port)
 $LG -s 127.0.0.1:$PORT -c 3 -d 1 --json "$TMP/x.json" > "$TMP/out" 2> "$TMP/err"
