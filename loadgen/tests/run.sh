@@ -204,12 +204,22 @@ PY
 	# The schedule starts when the run starts: after the warm-up every
 	# thread sleeps in epoll_wait, and one left asleep until its 100 ms
 	# timeout sent its first requests that late (p99 80-90 ms here).
-	$LG -s 127.0.0.1:$MC_PORT -t 8 -c 1 -k 100 --warmup -r 400 -d 1 -q \
-		--json "$TMP/st.json" 2> "$TMP/err"
-	p99=$(jget "$TMP/st.json" p99_us)
-	rc=0
-	python3 -c "import sys; sys.exit(0 if $p99 < 50000 else 1)" 2>/dev/null || rc=1
-	result open_loop_schedule_starts_on_time $rc "p99 $p99 us, want < 50 ms"
+	# That delay comes back in every run; a host at load 15 also stalls
+	# a thread for 100 ms now and then (2 runs in 6 failed so with the
+	# fix in place), so the best of up to three runs must pass.
+	rc=1
+	p99s=""
+	for _ in 1 2 3; do
+		$LG -s 127.0.0.1:$MC_PORT -t 8 -c 1 -k 100 --warmup -r 400 -d 1 -q \
+			--json "$TMP/st.json" 2> "$TMP/err"
+		p99=$(jget "$TMP/st.json" p99_us)
+		p99s="$p99s $p99"
+		if python3 -c "import sys; sys.exit(0 if $p99 < 50000 else 1)" 2>/dev/null; then
+			rc=0
+			break
+		fi
+	done
+	result open_loop_schedule_starts_on_time $rc "p99 of each run:$p99s us, want < 50 ms"
 
 	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 1 > "$TMP/out" 2> "$TMP/err"
 	rc=0
