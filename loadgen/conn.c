@@ -291,11 +291,12 @@ void conn_fill(struct conn *c, int64_t now)
 		}
 		return;
 	}
-	if (t->phase != PH_RUN)
+	/* nothing starts at or after the end of the run */
+	if (t->phase != PH_RUN || now >= t->t_stop)
 		return;
 	if (cfg.rate > 0) {
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota &&
-		       c->next_send <= now) {
+		       c->next_send <= now && c->next_send < t->t_stop) {
 			issue_run(c, c->next_send);
 			c->next_send += arrival_gap(&t->rng, t->interval_ns,
 						    cfg.arrivals == ARRIVE_POISSON);

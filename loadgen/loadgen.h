@@ -152,6 +152,7 @@ struct thread {
 	uint64_t outstanding;
 	int phase;
 	uint64_t wu_next, wu_end;
+	int64_t t_stop;		/* the end of the measured run (--duration) */
 	int64_t t_end;		/* when this thread stopped */
 	pthread_mutex_t lock;	/* guards tally against the reporter */
 	struct tally *tally;

@@ -69,7 +69,6 @@ void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	struct epoll_event evs[256];
-	int64_t t_stop = INT64_MAX;
 
 	for (int i = 0; i < t->nconns; i++)
 		conn_start(&t->conns[i], now_ns());
@@ -84,12 +83,12 @@ void *thread_main(void *arg)
 		if (t->phase == PH_WAIT && atomic_load(&g_phase) == PH_RUN) {
 			thread_start_run(t);
 			if (cfg.duration > 0)
-				t_stop = atomic_load(&g_t0) +
+				t->t_stop = atomic_load(&g_t0) +
 					 (int64_t)(cfg.duration * 1e9);
 		}
 		if (t->phase == PH_RUN) {
-			if (now >= t_stop) {
-				t->t_end = t_stop;
+			if (now >= t->t_stop) {
+				t->t_end = t->t_stop;
 				pthread_mutex_unlock(&t->lock);
 				break;
 			}
@@ -120,8 +119,8 @@ void *thread_main(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&t->lock);
-		if (t_stop < wake)
-			wake = t_stop;
+		if (t->t_stop < wake)
+			wake = t->t_stop;
 		if (wake != INT64_MAX && wake - now < 100 * 1000000LL) {
 			/* precise wake-up through the timerfd */
 			timer_arm(t, wake);
@@ -200,6 +199,7 @@ void thread_init(struct thread *t, int id)
 	if (t->interval_ns < 1)
 		t->interval_ns = 1;
 	t->quota = UINT64_MAX;
+	t->t_stop = INT64_MAX;
 	if (cfg.ops)
 		t->quota = cfg.ops / (uint64_t)cfg.threads +
 			   ((uint64_t)id < cfg.ops % (uint64_t)cfg.threads);

@@ -267,6 +267,17 @@ PY
 	[ "$st" = 0 ] || rc=1
 	result reply_stamped_when_read $rc "exit $st; $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("latency sum %.3f s of %.3f s, cpu %.3f s" % (d["mean_us"]*d["histogram"]["total"]/1e6, d["duration_s"], d["cpu_s"]))' "$TMP/ts.json" 2>/dev/null)"
 
+	# Nothing starts at or after the end of the run: requests written
+	# while the last replies were handled, past the end, were counted
+	# unfinished with a wait of 0 (histogram min 0 in 5 runs of 5).
+	rc=0
+	for _ in 1 2 3; do
+		$LG -s 127.0.0.1:$MC_PORT -t 2 -c 20 -d 0.3 -q --json "$TMP/en.json" 2> "$TMP/err"
+		python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["histogram"]["min"] <= 0)' \
+			"$TMP/en.json" || rc=1
+	done
+	result nothing_starts_after_the_end $rc
+
 	# Every command of the mix has its own counters and histogram, in the
 	# table, the JSON file and the interval lines, and they add up to the
 	# whole run's.
