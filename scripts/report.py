@@ -48,7 +48,7 @@ PHASE_BUCKET = {"steady": "before", "pressure": "pressure", "relief": "after", "
 BUCKETS = ["before", "pressure", "after"]
 # Per-run figures: summary.json gives each one's mean and ci95 per mode.
 METRICS = ["hit_rate", "p50_us", "p99_us", "max_us", "verify_errors", "oom_kills", "stress_bogo_ops",
-           "purged_ranges", "purged_pages", "rebuilds", "errors", "unfinished", "p99_pressure_us",
+           "purged_ranges", "purged_pages", "rebuilds", "errors", "unfinished", "misses_purged", "hits_rebuilt", "p99_pressure_us",
            "psi_some_ms", "psi_full_ms", "swap_out_pages", "min_mem_available_kb", "daemon_survived",
            "psi_events", "psi_dropped_bytes", "origin_fetches", "cache_mb", "host_load1", "host_cpu_busy_pct"]
 UNIT = {"hit_rate": "%", "p50_us": "us", "p99_us": "us", "max_us": "us", "p99_pressure_us": "us"}
@@ -216,7 +216,7 @@ class Run:
         m["hit_rate"] = hits / gets if gets else None
         for b in BUCKETS:
             m["hit_rate_" + b] = acc[b][1] / acc[b][0] if acc[b][0] else None
-        for k in ("p50_us", "p99_us", "max_us", "verify_errors", "errors", "unfinished"):
+        for k in ("p50_us", "p99_us", "max_us", "verify_errors", "errors", "unfinished", "misses_purged", "hits_rebuilt"):
             m[k] = ld.get(k)
         m["oom_kills"] = self.vm_delta("oom_kill", "oom_kill")
         bogo = [int(x) for x in re.findall(r"bogo-ops:\s*(\d+)", self.stress_yaml)]
@@ -639,7 +639,10 @@ class Report:
         for s in scenarios:
             if s.sweep_of:
                 self.sweeps.setdefault(s.sweep_of, []).append(s)
-        self.default = next((s for s in scenarios if s.name == "default"), self.main[0] if self.main else scenarios[0])
+        # The scenario of the top-level "modes" and of the verdict's lead:
+        # default, else the first one with runs.
+        self.default = next((s for s in scenarios if s.name == "default"), None) or \
+            next((s for s in self.main if s.good), None) or (self.main or scenarios)[0]
         self.host = self.default.host
         self.stale = sources_check(self.host)
 
@@ -657,7 +660,8 @@ class Report:
                             w.writeheader()
                         w.writerow(row)
         fields = ["scenario", "mode", "run", "t", "ops", "gets", "sets", "hits", "misses", "errors",
-                  "verify_errors", "conn_errors", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
+                  "verify_errors", "conn_errors", "unfinished", "misses_purged", "hits_rebuilt",
+                  "p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
         with open(os.path.join(self.out, "load.csv"), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(fields)
@@ -845,6 +849,9 @@ class Report:
                 info.get("measure_seed", "?"), "`%s`" % info["load_scramble_args"] if info.get("load_scramble_args") else
                 "no (this loadgen has no such option: keys are ranked in order)",
                 "`%s`" % info["load_order_args"] if info.get("load_order_args") else "in key order (this loadgen cannot shuffle it)"),
+            "Arrivals: %s; gets as %s." % (info.get("load_arrivals", "constant"),
+                                         "meta gets (`--meta`: loadgen counts purged misses and rebuilt hits from the daemon's P flag)"
+                                         if info.get("load_meta_args") else "plain gets (the daemon answers no meta get)"),
             "Phases: warm-up (every key set once, then %s s of load), before the pressure %s s, the pressure's steps "
             "(MiB:seconds of `stress-ng --vm %s --vm-keep --no-madvise --vm-method %s` at nice 19, 0 a pause) `%s`, after it %s s."
             % (s.get("WARMUP_S"), s.get("STEADY_S"), s.get("STRESS_WORKERS"), s.get("STRESS_METHOD"), steps, s.get("RECOVERY_S")),

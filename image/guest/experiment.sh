@@ -92,17 +92,27 @@ SEED_BASE=${SEED_BASE:-1000}
 warmup_seed=$((SEED_BASE + 2 * RUN))
 measure_seed=$((SEED_BASE + 2 * RUN + 1))
 
-# loadgen v2's options when this loadgen has them (scrambled Zipf: keys
-# hashed to ranks; a random warm-up order); else today's behaviour, said
-# in info.env.  A scenario may set LOAD_SCRAMBLE_ARGS / LOAD_ORDER_ARGS.
+# loadgen's options when this loadgen has them, else the older behaviour,
+# said in info.env: scrambled Zipf (--scramble: ranks spread over the key
+# space, so hot keys are not neighbours in the cache's segments), a random
+# warm-up order (--warmup-order random: the fill does not insert the
+# hottest keys first), and the arrivals (LOAD_ARRIVALS, constant unless a
+# scenario asks for poisson).  A scenario may set LOAD_SCRAMBLE_ARGS and
+# LOAD_ORDER_ARGS itself; empty turns them off.
 lg_help=$(loadgen --help 2>&1)
-opt_in_help() { echo "$lg_help" | grep -o -E -- "$1" | head -n 1; }
+has_opt() { echo "$lg_help" | grep -q -- "$1"; }
 if [ -z "${LOAD_SCRAMBLE_ARGS+set}" ]; then
-	LOAD_SCRAMBLE_ARGS=$(opt_in_help '--[a-z-]*scrambl[a-z-]*')
+	LOAD_SCRAMBLE_ARGS=""
+	has_opt --scramble && LOAD_SCRAMBLE_ARGS=--scramble
 fi
 if [ -z "${LOAD_ORDER_ARGS+set}" ]; then
-	o=$(opt_in_help '--(shuffle|random-order|warmup-shuffle|shuffle-warmup)')
-	LOAD_ORDER_ARGS=$o
+	LOAD_ORDER_ARGS=""
+	has_opt --warmup-order && LOAD_ORDER_ARGS="--warmup-order random"
+fi
+LOAD_ARRIVALS_ARGS=""
+if [ -n "${LOAD_ARRIVALS:-}" ]; then
+	has_opt --arrivals || fail "the scenario wants --arrivals $LOAD_ARRIVALS; this loadgen has no --arrivals"
+	LOAD_ARRIVALS_ARGS="--arrivals $LOAD_ARRIVALS"
 fi
 
 # The environment, for the report.
@@ -174,6 +184,7 @@ fi
 	echo "measure_seed=$measure_seed"
 	echo "load_scramble_args=$LOAD_SCRAMBLE_ARGS"
 	echo "load_order_args=$LOAD_ORDER_ARGS"
+	echo "load_arrivals=${LOAD_ARRIVALS:-constant}"
 	echo "cgroup_daemon_max_mb=$cg_max_mb"
 	echo "cached_version=$(cached -V 2>&1 | head -n 1)"
 	echo "loadgen_version=$(echo "$lg_help" | head -n 1)"
@@ -239,8 +250,16 @@ sample() {
 ) &
 sampler_pid=$!
 
-# shellcheck disable=SC2086
-LG="loadgen --server $SRV --keys $KEYS --dist $DIST $LOAD_SCRAMBLE_ARGS --gen $ORIGIN --verify --rate $RATE --threads $LOAD_THREADS --conns $LOAD_CONNS --interval 1 --quiet"
+# Meta gets (loadgen --meta) when the daemon answers them: loadgen then
+# counts the misses that were purges and the hits that were rebuilt after
+# one, from the daemon's P flag.  Off (plain gets) on a daemon without mg.
+LOAD_META_ARGS=""
+if has_opt --meta && printf 'mg key:0 v\r\nquit\r\n' | timeout 3 nc 127.0.0.1 $PORT 2>/dev/null |
+	head -n 1 | grep -q -E '^(VA|EN|HD)'; then
+	LOAD_META_ARGS=--meta
+fi
+echo "load_meta_args=$LOAD_META_ARGS" >>"$OUT/info.env"
+LG="loadgen --server $SRV --keys $KEYS --dist $DIST $LOAD_SCRAMBLE_ARGS $LOAD_META_ARGS $LOAD_ARRIVALS_ARGS --gen $ORIGIN --verify --rate $RATE --threads $LOAD_THREADS --conns $LOAD_CONNS --interval 1 --quiet"
 
 # Warm-up: set every key once (the cache fills; the Zipf tail is idle data),
 # then the load for WARMUP_S, so that idle data has time to go volatile.
