@@ -261,6 +261,26 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
+# The matrix as planned: the sweep is a 3 x 3 grid, and the estimates of
+# make experiment and make demo fit their budgets (2.5 h, 30 min).
+try:
+    sc = os.path.join(root, "scripts", "scenarios")
+    plan = subprocess.run([os.path.join(root, "scripts", "demo.sh"), "--plan", "--scenario", os.path.join(sc, "sweep.conf")],
+                          stdout=subprocess.PIPE, text=True, check=True).stdout
+    cells = [l for l in plan.splitlines() if l.startswith("  cell ")]
+    check("sweep is a grid of 3 x 3 cells, volatile in each", len(cells) == 9 and all("volatile" in c for c in cells)
+          and sum("pinned" in c for c in cells) == 3, plan)
+    plan = subprocess.run([os.path.join(root, "scripts", "experiment.sh"), "--plan"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    total = int(plan.strip().splitlines()[-1].split("about ")[1].split()[0])
+    names = [l.split()[1].rstrip(":") for l in plan.splitlines() if l.startswith("scenario ")]
+    check("make experiment plans every scenario within 150 min", total <= 150 and
+          names == ["default", "container", "swap", "sweep", "cycles"], plan)
+    plan = subprocess.run([os.path.join(root, "scripts", "demo.sh"), "--plan", "--runs", "3"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    mins = int(plan.split(": about ")[-1].split()[0])
+    check("make demo plans every mode within 27 min of guests", mins <= 27 and all(m in plan for m in core + ["madvfree"]), plan)
+except (subprocess.CalledProcessError, ValueError, IndexError) as e:
+    check("the matrix's plan", False, str(e))
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF
