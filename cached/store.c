@@ -40,8 +40,10 @@
 /* Unit tests replace the kernel calls to simulate purges on any kernel. */
 long fake_vol_mark(int fd, off_t off, off_t len);
 long fake_vol_unmark(int fd, off_t off, off_t len);
+long fake_vol_query(int fd, off_t off, off_t len);
 #define vol_mark fake_vol_mark
 #define vol_unmark fake_vol_unmark
+#define vol_query fake_vol_query
 #endif
 
 #define PAGE 4096u

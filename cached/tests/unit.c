@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
+#include "tests/fake_kernel.h"
 
 struct settings settings;
 struct stats stats;
@@ -39,41 +40,9 @@ static int failures, checks;
 #define CHECK(cond, ...) do { checks++; if (cond) { } else { failures++; \
 	printf("not ok - %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
-/* ---- fake volatile ranges: marked ranges can be "purged" by the test -- */
-struct frange { off_t off, len; int purged; };
-static struct frange franges[4096];
-static int nfr;
-
-long fake_vol_mark(int fd, off_t off, off_t len)
-{
-	(void)fd;
-	franges[nfr++] = (struct frange){ off, len, 0 };
-	return 0;
-}
-
-long fake_vol_unmark(int fd, off_t off, off_t len)
-{
-	(void)fd;
-	for (int i = 0; i < nfr; i++) {
-		if (franges[i].off == off && franges[i].len == len) {
-			int p = franges[i].purged;
-
-			franges[i] = franges[--nfr];
-			return p;
-		}
-	}
-	return 0;
-}
-
-/* The kernel's purge: every marked range reads as zeros. */
-static void purge_all(void)
-{
-	for (int i = 0; i < nfr; i++) {
-		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  franges[i].off, franges[i].len);
-		franges[i].purged = 1;
-	}
-}
+/* The kernel's volatile ranges: tests/fake_kernel.c. */
+#define nfr fake_nranges()
+#define purge_all fake_purge_all
 
 static void setup(uint64_t mb)
 {
@@ -85,7 +54,8 @@ static void setup(uint64_t mb)
 	settings.verify = true;
 	settings.idle_secs = 10;
 	current_time = process_started = 1000000000;
-	nfr = 0;
+	fake_reset();
+	fake_chaos(0, 0, 0, 1);
 	CHECK(cache_init(settings.maxbytes, true) == 0, "cache_init");
 }
 
