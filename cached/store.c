@@ -832,6 +832,21 @@ void store_flush_all(void)
 	active = SEG_NONE;
 }
 
+long store_audit(void)
+{
+	long bad = 0;
+
+	for (uint32_t s = 0; s < nslots; s++) {
+		struct seg *g = &segs[s];
+		uint32_t n = g->nslots ? g->nslots : 1;
+
+		if (g->kind != SEG_CONT && !g->vol &&
+		    vol_query(store_fd, (off_t)seg_off(s), (off_t)(n * seg_size)) != 0)
+			bad++;
+	}
+	return bad;
+}
+
 void store_get_stats(struct store_stats *st)
 {
 	st->seg_size = seg_size;

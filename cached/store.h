@@ -91,6 +91,13 @@ void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
 
+/*
+ * Debug check: the number of slots that the store believes are not
+ * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus
+ * broken invariants.  0 when all is well.  Costs a system call per slot.
+ */
+long store_audit(void);
+
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);
 
