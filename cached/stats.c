@@ -97,6 +97,9 @@ void stats_emit(struct evbuffer *out)
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
+	U("volatile_mark_failures", s.mark_failures);
+	U("volatile_unmark_failures", s.unmark_failures);
+	U("quarantined_segments", st.quarantined);
 	U("compacted_objects", s.compacted_objects);
 	U("cleaned_objects", s.cleaned_objects);
 	U("cleaned_segments", s.cleaned_segments);

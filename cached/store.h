@@ -20,6 +20,7 @@ struct store_stats {
 	uint64_t volatile_bytes, volatile_ranges;
 	uint64_t segs_small, segs_large;
 	uint64_t lost_items;
+	uint64_t quarantined;       /* slots waiting for an unmark to succeed */
 };
 
 extern char *store_base;

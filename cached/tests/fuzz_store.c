@@ -21,9 +21,10 @@
  *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
  *  - the lost-item count never exceeds the index.
  *
- *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b]
+ *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
  *
- * -b checks only the bytes served (no audit, no lost-key semantics).
+ * -b checks only the bytes served (no audit, no lost-key semantics),
+ * -L all but the lost-key semantics.
  * Prints the first failure of each failing seed and "N passed, N failed"
  * (one per seed).
  */
@@ -77,6 +78,7 @@ static int nheld;
 static uint64_t rs;
 static int verbose;
 static int bytes_only;   /* -b: check only the bytes served */
+static int no_lost;      /* -L: no lost-key semantics checks */
 static char failmsg[512];
 static long failop;
 static long op_no;
@@ -172,7 +174,7 @@ static bool peek_lost(int k)
 {
 	struct item *it = peek(k);
 
-	if (bytes_only)
+	if (bytes_only || no_lost)
 		return false;
 	return it && it->state == ITEM_LOST &&
 	       (!it->exptime || it->exptime > current_time);
@@ -246,6 +248,18 @@ static void op_get(int k)
 	}
 	if (it && it->state == ITEM_LOST) {
 		/* the origin rebuilds it (the shadow is the origin), or a miss */
+		if (alive(k) && below(16) == 0) {
+			/* the origin's value does not fit: the rebuild fails */
+			uint32_t big = (uint32_t)settings.maxbytes + 4096;
+			char *v = calloc(1, big + 2);
+
+			memcpy(v + big, "\r\n", 2);
+			if (cache_fill(key, n, hv, 0, v, big))
+				FAIL("rebuild k%d: a value larger than -m was stored", k);
+			free(v);
+			sh_clear(k);
+			return;
+		}
 		if (alive(k) && below(2)) {
 			struct item *f;
 			char *v = malloc(sh[k].len + 2);
@@ -517,12 +531,15 @@ static int run_seed(uint64_t seed, long ops)
 		return 1;
 	}
 	if (verbose)
-		printf("ok seed %llu: %llu purged ranges, %llu purged objects, %llu evictions, %llu unmarks\n",
+		printf("ok seed %llu: %llu purged ranges, %llu purged objects, %llu evictions, %llu unmarks (%llu failed), %llu marks (%llu failed)\n",
 		       (unsigned long long)seed,
 		       (unsigned long long)stats.purged_ranges,
 		       (unsigned long long)stats.purged_objects,
 		       (unsigned long long)stats.evictions,
-		       (unsigned long long)stats.unmarks);
+		       (unsigned long long)stats.unmarks,
+		       (unsigned long long)stats.unmark_failures,
+		       (unsigned long long)stats.marks,
+		       (unsigned long long)stats.mark_failures);
 	return 0;
 }
 
@@ -532,7 +549,7 @@ int main(int argc, char **argv)
 	long seeds = 50, ops = 4000;
 	int opt, pass = 0, fail = 0;
 
-	while ((opt = getopt(argc, argv, "s:n:o:vb")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:o:vbL")) != -1) {
 		switch (opt) {
 		case 's':
 			first = strtoull(optarg, NULL, 0);
@@ -549,8 +566,11 @@ int main(int argc, char **argv)
 		case 'b':
 			bytes_only = 1;
 			break;
+		case 'L':
+			no_lost = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b]\n",
+			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L]\n",
 				argv[0]);
 			return 64;
 		}
