@@ -119,6 +119,29 @@ void cache_drop_lost(struct item *it)
 	store_forget(it);
 }
 
+/*
+ * A key whose bytes are lost (and that no origin rebuilt) is a miss, as a
+ * key memcached evicted: forget it, so that add stores and replace, cas,
+ * touch, delete, incr and decr answer as for an absent key.
+ */
+static struct item *drop_if_lost(struct item *it)
+{
+	if (it && store_probe(it)) {
+		stats.purge_misses++;
+		store_forget(it);
+		return NULL;
+	}
+	return it;
+}
+
+bool cache_lost(const char *key, size_t nkey, uint32_t hv)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+
+	return it && store_probe(it);
+}
+
 /* Copy a value into fresh storage and point the item at it. */
 static int put_value(struct item *it, const char *a, uint32_t alen,
 		     const char *b, uint32_t blen)
@@ -176,6 +199,8 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 	char *tmp = NULL;
 	struct item *it;
 
+	if (cmd != CMD_SET)
+		old = drop_if_lost(old);
 	switch (cmd) {
 	case CMD_ADD:
 		if (old) {
@@ -331,7 +356,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 {
 	bool expired;
-	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	struct item *it = drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;
@@ -342,7 +367,7 @@ bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 {
 	bool expired;
-	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	struct item *it = drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;

@@ -615,6 +615,46 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 	c->state = ST_NREAD;
 }
 
+/*
+ * With a synchronous origin (gen:, dir:), a key whose bytes were lost is
+ * rebuilt before a command that depends on its existence decides (add,
+ * replace, cas, append, prepend, touch, delete, incr, decr): the answer is
+ * the one it would have had if nothing had been lost.  Without an origin
+ * the lost key is a miss, as an evicted one (cache.c).  The fetch runs
+ * without the lock.
+ */
+static void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
+{
+	struct item *it;
+	char *val = NULL;
+	uint32_t vlen = 0, flags = 0;
+	uint64_t t0;
+	int r;
+
+	if (!origin_is_sync())
+		return;
+	cache_wrlock();
+	r = cache_lost(key, nkey, hv);
+	cache_unlock();
+	if (!r)
+		return;
+	t0 = now_usec();
+	r = origin_fetch(key, nkey, &val, &vlen, &flags);
+	t0 = now_usec() - t0;
+	cache_wrlock();
+	stats.origin_fetches++;
+	if (r < 0)
+		stats.origin_errors++;
+	it = index_find(key, nkey, hv);
+	if (r == 1 && it && it->state == ITEM_LOST &&
+	    cache_fill(key, nkey, hv, flags, val, vlen)) {
+		stats.rebuilds++;
+		stats.rebuild_usec += t0;
+	}
+	cache_unlock();
+	free(val);
+}
+
 /* The value block arrived: check its CRLF, store, reply. */
 static void complete_nread(struct conn *c, const char *data)
 {
@@ -635,6 +675,8 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
+	if (c->cmd != CMD_SET)
+		rebuild_lost(c->key, c->nkey, hv);
 	cache_wrlock();
 	stats.cmd_set++;
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
@@ -673,6 +715,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
 	if (r == D_NOT_FOUND) {
@@ -721,6 +764,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	}
 	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
 	if (found)
@@ -749,6 +793,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));

@@ -905,6 +905,15 @@ int store_prepare_read(struct item *it, uint32_t now)
 	return 0;
 }
 
+int store_probe(struct item *it)
+{
+	if (it->state == ITEM_LOST)
+		return 1;
+	if (it->seg == SEG_NONE || segs[it->seg].state != SEG_IDLE)
+		return 0;
+	return seg_wake(it->seg);
+}
+
 bool store_touch_hot(struct item *it, uint32_t now)
 {
 	struct seg *g;

@@ -58,6 +58,13 @@ void store_unlink(struct item *it);
 int store_prepare_read(struct item *it, uint32_t now);
 
 /*
+ * Learn whether an item's bytes are still there without reading them:
+ * unmarks its segment if it is volatile.  Returns 1 when the item is (now)
+ * ITEM_LOST, else 0.
+ */
+int store_probe(struct item *it);
+
+/*
  * Shared-lock fast path: true when the item's value can be read without
  * any change to the store (its segment is not volatile); records the
  * access with relaxed atomic stores.

@@ -16,6 +16,7 @@
 #include "cache.h"
 #include "cached.h"
 #include "index.h"
+#include "origin.h"
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
@@ -628,6 +629,59 @@ static void test_prefix_stats(void)
 	printf("ok - prefix stats\n");
 }
 
+/*
+ * A lost key (bytes purged) without an origin answers as a key memcached
+ * evicted: the replies below are memcached's for an absent key (difftest
+ * checks those against Debian's memcached).  With an origin it is rebuilt
+ * before the command decides, so it answers as if nothing had been lost.
+ */
+static void lose_all(void)
+{
+	current_time += 100;
+	store_tick(current_time, 10);
+	purge_all();
+}
+
+static void test_lost_semantics(void)
+{
+	char err[128];
+
+	setup(16);
+	settings.verify = false;
+	S("set a 0 0 1\r\n1\r\nset b 0 0 1\r\n2\r\nset c 0 0 1\r\n3\r\n"
+	  "set d 0 0 1\r\n4\r\nset e 0 0 1\r\n5\r\nset f 0 0 1\r\n6\r\n"
+	  "set g 0 0 1\r\n7\r\n");
+	lose_all();
+	CHECK(index_count() == 7, "lost keys stay in the index");
+	CHECK(!strcmp(S("add a 0 0 1\r\nA\r\nget a\r\n"),
+		      "STORED\r\nVALUE a 0 1\r\nA\r\nEND\r\n"), "add stores over a lost key");
+	CHECK(!strcmp(S("replace b 0 0 1\r\nB\r\n"), "NOT_STORED\r\n"), "replace: NOT_STORED");
+	CHECK(!strcmp(S("touch c 0\r\n"), "NOT_FOUND\r\n"), "touch: NOT_FOUND");
+	CHECK(!strcmp(S("delete d\r\n"), "NOT_FOUND\r\n"), "delete: NOT_FOUND");
+	CHECK(!strcmp(S("incr e 1\r\n"), "NOT_FOUND\r\n"), "incr: NOT_FOUND");
+	CHECK(!strcmp(S("cas f 0 0 1 1\r\nF\r\n"), "NOT_FOUND\r\n"), "cas: NOT_FOUND");
+	CHECK(!strcmp(S("append g 0 0 1\r\nG\r\nget g\r\n"), "NOT_STORED\r\nEND\r\n"),
+	      "append: NOT_STORED, then a miss");
+	CHECK(index_count() == 1, "lost keys became misses (%llu left)",
+	      (unsigned long long)index_count());
+	teardown();
+
+	/* with an origin, the rebuild decides */
+	setup(16);
+	settings.verify = false;
+	CHECK(origin_parse("gen:size=4", err, sizeof(err)) == 0, "gen origin: %s", err);
+	S("get a\r\nget b\r\nget c\r\nget d\r\nget e\r\n");
+	lose_all();
+	CHECK(!strcmp(S("add a 0 0 1\r\nA\r\n"), "NOT_STORED\r\n"), "origin: add NOT_STORED");
+	CHECK(!strcmp(S("replace b 0 0 1\r\nB\r\n"), "STORED\r\n"), "origin: replace STORED");
+	CHECK(!strcmp(S("touch c 0\r\n"), "TOUCHED\r\n"), "origin: touch TOUCHED");
+	CHECK(!strcmp(S("delete d\r\n"), "DELETED\r\n"), "origin: delete DELETED");
+	CHECK(stats.rebuilds == 4, "origin: 4 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+	printf("ok - lost key semantics\n");
+}
+
 int main(void)
 {
 	test_index();
@@ -640,6 +694,7 @@ int main(void)
 	test_parser();
 	test_cachedump();
 	test_prefix_stats();
+	test_lost_semantics();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
