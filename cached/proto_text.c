@@ -269,10 +269,10 @@ static char *put_num(char *p, uint64_t v)
 }
 
 /* "VALUE key flags bytes [cas]\r\n", formatted by hand: it is per hit. */
-static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
-			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
+static size_t format_header(char *hdr, const char *key, size_t nkey,
+			    uint32_t flags, uint32_t vlen, bool ret_cas,
+			    uint64_t cas)
 {
-	char hdr[KEY_MAX_LENGTH + 80];
 	char *p = hdr + 6 + nkey;
 
 	memcpy(hdr, "VALUE ", 6);
@@ -283,13 +283,59 @@ static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
 		p = put_num(p, cas);
 	*p++ = '\r';
 	*p++ = '\n';
-	evbuffer_add(b, hdr, (size_t)(p - hdr));
+	return (size_t)(p - hdr);
+}
+
+#define HDR_MAX (KEY_MAX_LENGTH + 80)
+
+static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
+			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
+{
+	char hdr[HDR_MAX];
+
+	evbuffer_add(b, hdr, format_header(hdr, key, nkey, flags, vlen,
+					   ret_cas, cas));
 }
 
 #define ZERO_COPY_MIN 2048   /* larger values are sent from the memfd */
 
+/*
+ * With --verify a value is always copied, never sent from the memfd, and
+ * the checksum is taken of the copy: it covers exactly the bytes that
+ * leave the daemon, whatever happens to the memfd afterwards.  On a
+ * mismatch nothing is added for the key (the client sees a miss).
+ */
+static void emit_item_verified(struct evbuffer *b, struct item *it,
+			       bool ret_cas)
+{
+	char hdr[HDR_MAX];
+	size_t h = format_header(hdr, it->key, it->keylen, it->flags, it->vlen,
+				 ret_cas, it->cas);
+	size_t n = (size_t)it->vlen + 2;
+	struct evbuffer_iovec v;
+	char *p;
+
+	if (evbuffer_reserve_space(b, (ev_ssize_t)(h + n), &v, 1) < 1)
+		return;
+	p = v.iov_base;
+	memcpy(p, hdr, h);
+	memcpy(p + h, store_ptr(it->off), n);
+	if (cache_csum(p + h, n) != it->csum) {
+		__atomic_fetch_add(&stats.verify_errors, 1, __ATOMIC_RELAXED);
+		logmsg(0, "verify: checksum mismatch on key '%.*s' in its reply: not served",
+		       (int)it->keylen, it->key);
+		return;
+	}
+	v.iov_len = h + n;
+	evbuffer_commit_space(b, &v, 1);
+}
+
 static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 {
+	if (settings.verify) {
+		emit_item_verified(b, it, ret_cas);
+		return;
+	}
 	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
 	if (it->vlen + 2 >= ZERO_COPY_MIN) {
 		store_ref(it->seg);

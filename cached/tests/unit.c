@@ -682,6 +682,50 @@ static void test_lost_semantics(void)
 	printf("ok - lost key semantics\n");
 }
 
+/*
+ * --verify covers the bytes that leave: a reply is copied and checked, so
+ * a change to the memfd after the get (a purge during the send) cannot
+ * reach the client; without --verify a large value is sent from the memfd.
+ */
+static void test_verify_reply(void)
+{
+	static char big[8000], out[9000];
+	static const char req[] = "get zc\r\n";
+	struct item *it;
+	struct conn c;
+	size_t n;
+
+	setup(16);
+	memset(big, 'Z', sizeof(big) - 1);
+	put(CMD_SET, "zc", big);
+	for (int verify = 1; verify >= 0; verify--) {
+		settings.verify = verify;
+		memset(&c, 0, sizeof(c));
+		c.fd = -1;
+		conn_init_buffers(&c);
+		conn_rbuf_reserve(&c, sizeof(req));
+		memcpy(c.rbuf + c.rend, req, sizeof(req) - 1);
+		c.rend += sizeof(req) - 1;
+		proto_process(&c);
+		it = get("zc");
+		store_ptr(it->off)[100] = 'X';     /* purged after the check */
+		n = evbuffer_get_length(c.out);
+		CHECK(n < sizeof(out), "reply length %zu", n);
+		evbuffer_remove(c.out, out, n);
+		out[n] = 0;
+		if (verify)
+			CHECK(!memchr(out, 'X', n) && strstr(out, big),
+			      "--verify: the reply holds the bytes checked");
+		else
+			CHECK(memchr(out, 'X', n) != NULL,
+			      "no --verify: a large value is sent from the memfd");
+		store_ptr(it->off)[100] = 'Z';
+		conn_free_buffers(&c);
+	}
+	teardown();
+	printf("ok - verify covers replies\n");
+}
+
 int main(void)
 {
 	test_index();
@@ -695,6 +739,7 @@ int main(void)
 	test_cachedump();
 	test_prefix_stats();
 	test_lost_semantics();
+	test_verify_reply();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
