@@ -593,6 +593,12 @@ static uint32_t coldest(bool allow_active)
 	return best;
 }
 
+/*
+ * Lost keys (index entries without bytes, waiting for a rebuild) may take
+ * up to 1/LOST_SHARE of the budget before the oldest are forgotten.
+ */
+#define LOST_SHARE 64
+
 /* Free some budget: forget old lost items, else evict a segment. */
 static int make_room(void)
 {
@@ -605,7 +611,7 @@ static int make_room(void)
 		if (nzombies < before)
 			return 0;
 	}
-	if (lost_head && lost_bytes * 16 > budget / 4) {
+	if (lost_head && lost_bytes > budget / LOST_SHARE) {
 		for (int i = 0; i < 64 && lost_head; i++)
 			store_forget(lost_head);
 		return 0;
@@ -1010,8 +1016,12 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 		quarantine_retry();
 	if (active != SEG_NONE && now - segs[active].atime >= idle_secs)
 		seg_seal(active);   /* so it can go volatile */
-	if (!vol_enabled)
-		return;
+	/*
+	 * Every mode rescues hot objects from cold segments: volatile mode so
+	 * that the rest can go volatile, pinned and psi modes so that eviction
+	 * and PSI drops (coldest segment first) take the cold objects and keep
+	 * the hot ones.  The modes are compared on equal terms.
+	 */
 	for (uint32_t n = 0; n < nslots && scanned < COMPACT_SCAN &&
 	     compacted < COMPACT_MAX; n++) {
 		uint32_t s = compact_cursor;
@@ -1024,6 +1034,8 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 		if (seg_compact(s, now, idle_secs))
 			compacted++;
 	}
+	if (!vol_enabled)
+		return;
 	for (uint32_t s = 0; s < nslots; s++)
 		if (seg_markable(s, now, idle_secs))
 			seg_mark(s, round_up(segs[s].used, PAGE));

@@ -413,6 +413,52 @@ static void test_compact(void)
 		      "an idle object was purged");
 	}
 	teardown();
+
+	/* pinned mode rescues hot objects too: eviction then takes cold ones */
+	memset(&settings, 0, sizeof(settings));
+	memset(&stats, 0, sizeof(stats));
+	settings.maxbytes = 16 << 20;
+	settings.item_size_max = 1 << 20;
+	settings.idle_secs = 10;
+	current_time = process_started = 1000000000;
+	fake_reset();
+	CHECK(cache_init(settings.maxbytes, false) == 0, "cache_init pinned");
+	for (int i = 0; i < 4000; i++) {
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	for (int i = 0; i < 4000; i += 40) {
+		struct item *it;
+
+		sprintf(key, "c%d", i);
+		it = get(key);
+		it->atime = current_time;
+		store_touch_hot(it, current_time);
+	}
+	store_tick(current_time, 10);
+	CHECK(stats.compacted_objects > 0 && fake_nranges() == 0,
+	      "pinned: hot objects rescued (%llu), nothing marked",
+	      (unsigned long long)stats.compacted_objects);
+	/* fill past the budget: evictions take the idle objects first */
+	for (int i = 0; i < 30000; i++) {
+		sprintf(key, "n%d", i);
+		sprintf(val, "new-%d-%01000d", i, i);
+		put(CMD_SET, key, val);
+		if (stats.evictions >= 2000)
+			break;
+	}
+	hot_ok = 0;
+	for (int i = 0; i < 4000; i += 40) {
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		hot_ok += value_is(get(key), val);
+	}
+	CHECK(stats.evictions >= 2000 && hot_ok == nhot,
+	      "pinned: %llu evictions kept every hot object (%d of %d)",
+	      (unsigned long long)stats.evictions, hot_ok, nhot);
+	teardown();
 	printf("ok - compact\n");
 }
 
