@@ -282,26 +282,35 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 			  NULL, 0);
 }
 
-/* memcached's safe_strtoull on a stored value. */
+/*
+ * memcached's safe_strtoull on a stored value, of any length: memcached
+ * parses the item's bytes in place (leading spaces and zeros included),
+ * so a 40-byte "5" padded with spaces is the number 5.  Short values are
+ * parsed from a stack copy, long ones from a heap copy.
+ */
 static bool value_to_u64(const char *p, uint32_t len, uint64_t *out)
 {
-	char buf[32], *end;
+	char sbuf[32], *buf = sbuf, *end;
 	unsigned long long v;
+	bool ok = false;
 
-	if (len == 0 || len >= sizeof(buf))
+	if (len == 0)
+		return false;
+	if (len >= sizeof(sbuf) && !(buf = malloc((size_t)len + 1)))
 		return false;
 	memcpy(buf, p, len);
 	buf[len] = '\0';
 	errno = 0;
 	v = strtoull(buf, &end, 10);
-	if (errno == ERANGE || end == buf)
-		return false;
-	if (*end != '\0' && *end != ' ' && !(*end >= '\t' && *end <= '\r'))
-		return false;
-	if ((long long)v < 0 && memchr(buf, '-', (size_t)(end - buf)))
-		return false;
-	*out = v;
-	return true;
+	if (errno != ERANGE && end != buf &&
+	    (*end == '\0' || *end == ' ' || (*end >= '\t' && *end <= '\r')) &&
+	    !((long long)v < 0 && memchr(buf, '-', (size_t)(end - buf)))) {
+		*out = v;
+		ok = true;
+	}
+	if (buf != sbuf)
+		free(buf);
+	return ok;
 }
 
 enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,

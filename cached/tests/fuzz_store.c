@@ -29,6 +29,8 @@
  * (one per seed).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,9 +296,12 @@ static void op_store(int k, enum store_cmd cmd)
 	if (cmd == CMD_APPEND || cmd == CMD_PREPEND)
 		len = 1 + below(200);
 	if (below(6) == 0) {
-		char num[24];
+		char num[80];
+		int pad = below(3) ? 0 : (int)below(60);
 
-		len = (uint32_t)snprintf(num, sizeof(num), "%u", (unsigned)below(1000000));
+		/* a number, sometimes padded to 32 bytes and more */
+		len = (uint32_t)snprintf(num, sizeof(num), below(2) ? "%0*u" : "%-*u",
+					 pad, (unsigned)below(1000000));
 		v = malloc(len + 2);
 		memcpy(v, num, len);
 		memcpy(v + len, "\r\n", 2);
@@ -401,7 +406,8 @@ static void op_delta(int k, bool incr)
 	const char *key = keyname(k, &n);
 	bool lost = peek_lost(k), was_alive = alive(k);
 	uint64_t delta = below(4) ? below(100) : rnd(), v, e;
-	char buf[32], num[32], *end;
+	char buf[32], *numv, *end;
+	bool parsed;
 	enum delta_res r = cache_delta(key, n, index_hash(key, n), incr, delta, buf);
 	uint32_t l;
 
@@ -412,12 +418,23 @@ static void op_delta(int k, bool incr)
 	}
 	if (!was_alive || lost)
 		FAIL("incr/decr k%d: answered for a key that is gone or lost", k);
-	if (r == D_NON_NUMERIC)
+	/* memcached's safe_strtoull over the whole value, whatever its length */
+	numv = malloc(sh[k].len + 1);
+	memcpy(numv, sh[k].val, sh[k].len);
+	numv[sh[k].len] = 0;
+	errno = 0;
+	v = strtoull(numv, &end, 10);
+	parsed = sh[k].len && errno != ERANGE && end != numv &&
+		 (!*end || isspace((unsigned char)*end)) &&
+		 !((long long)v < 0 && memchr(numv, '-', (size_t)(end - numv)));
+	free(numv);
+	if (r == D_NON_NUMERIC) {
+		if (parsed)
+			FAIL("incr/decr k%d: NON_NUMERIC for a number of %u bytes", k,
+			     sh[k].len);
 		return;
-	memcpy(num, sh[k].val, sh[k].len < 31 ? sh[k].len : 31);
-	num[sh[k].len < 31 ? sh[k].len : 31] = 0;
-	v = strtoull(num, &end, 10);
-	if (end == num)
+	}
+	if (!parsed)
 		FAIL("incr/decr k%d: changed a non-numeric value", k);
 	e = incr ? v + delta : (delta > v ? 0 : v - delta);
 	if (strtoull(buf, NULL, 10) != e)
