@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -377,6 +378,23 @@ static int open_listeners(void)
 	return n ? 0 : -1;
 }
 
+/*
+ * The daemon's clock, as memcached keeps it: the wall-clock second at
+ * start plus the monotonic seconds since.  A step of the wall clock (NTP,
+ * an operator) then neither expires every item nor makes all data idle at
+ * once (idle ages and expiry both read current_time).
+ */
+static struct timespec mono_start;
+static uint32_t wall_start;
+
+static uint32_t clock_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return wall_start + (uint32_t)(t.tv_sec - mono_start.tv_sec);
+}
+
 /* Once a second: the clock, then idle data goes volatile. */
 static void clock_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -384,7 +402,7 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 
-	current_time = (uint32_t)time(NULL);
+	current_time = clock_now();
 	cache_wrlock();
 	store_tick(current_time, (uint32_t)settings.idle_secs);
 	cache_unlock();
@@ -471,7 +489,9 @@ int main(int argc, char **argv)
 		return EX_USAGE;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	current_time = process_started = (uint32_t)time(NULL);
+	wall_start = (uint32_t)time(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &mono_start);
+	current_time = process_started = wall_start;
 	process_started -= 2;   /* as memcached: absolute times <= start are past */
 
 	settings.mode_eff = settings.mode;
