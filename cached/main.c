@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -43,6 +44,7 @@ struct settings settings;
 struct stats stats;
 pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_listen_disabled;
 uint64_t stat_bytes_read, stat_bytes_written;
 volatile uint32_t current_time;
 uint32_t process_started;
@@ -283,6 +285,85 @@ static void parse_args(int argc, char **argv)
 		settings.out_max = 2ull * settings.item_size_max;
 }
 
+/*
+ * Out of descriptors (EMFILE, ENFILE): as memcached does, stop accepting
+ * instead of spinning on a listening socket that stays readable, and try
+ * again every ACCEPT_RETRY_MS; connections wait in the kernel's backlog
+ * meanwhile.  Counted in listen_disabled_num.
+ */
+#define MAX_LISTENERS 16
+#define ACCEPT_RETRY_MS 10
+static struct event *listen_evs[MAX_LISTENERS];
+static int nlisten_evs;
+static struct event *accept_retry_ev;
+static bool accept_paused;
+
+static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	accept_paused = false;
+	for (int i = 0; i < nlisten_evs; i++)
+		event_add(listen_evs[i], NULL);
+}
+
+static void accept_pause(void)
+{
+	struct timeval tv = { 0, ACCEPT_RETRY_MS * 1000 };
+
+	if (accept_paused)
+		return;
+	accept_paused = true;
+	for (int i = 0; i < nlisten_evs; i++)
+		event_del(listen_evs[i]);
+	__atomic_fetch_add(&stat_listen_disabled, 1, __ATOMIC_RELAXED);
+	logmsg(1, "out of file descriptors (-c %d): accepting paused",
+	       settings.maxconns);
+	evtimer_add(accept_retry_ev, &tv);
+}
+
+/*
+ * -c connections need as many descriptors, plus the daemon's own (memfd,
+ * listeners, event loops, upstream connections): raise the soft limit to
+ * that if it is lower, as far as the hard limit allows.  Past the limit
+ * accept fails with EMFILE and accept_pause() takes over.
+ */
+#define FD_RESERVE 64
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)settings.maxconns + FD_RESERVE +
+		      4 * (rlim_t)settings.num_threads;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ?
+		      need : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < need)
+		logmsg(0, "-c %d needs %llu descriptors, the limit is %llu: accepting pauses when they run out",
+		       settings.maxconns, (unsigned long long)need,
+		       (unsigned long long)rl.rlim_cur);
+}
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg);
+
+static void listen_on(int fd)
+{
+	struct event *ev = event_new(main_base, fd, EV_READ | EV_PERSIST,
+				     accept_cb, NULL);
+
+	if (!ev || nlisten_evs == MAX_LISTENERS) {
+		fprintf(stderr, "cached: too many listening sockets\n");
+		exit(1);
+	}
+	listen_evs[nlisten_evs++] = ev;
+	event_add(ev, NULL);
+	conns_add_listener(fd);
+}
+
 static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
@@ -292,8 +373,11 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int one = 1;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				accept_pause();
 			return;
+		}
 		if (__atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED) >=
 		    (uint64_t)settings.maxconns) {
 			static const char msg[] = "ERROR Too many open connections\r\n";
@@ -335,8 +419,7 @@ static int open_listeners(void)
 			return -1;
 		}
 		chmod(settings.socketpath, 0700);
-		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
-		conns_add_listener(fd);
+		listen_on(fd);
 		return 0;
 	}
 
@@ -370,8 +453,7 @@ static int open_listeners(void)
 			freeaddrinfo(res);
 			return -1;
 		}
-		event_add(event_new(main_base, fd, EV_READ | EV_PERSIST, accept_cb, NULL), NULL);
-		conns_add_listener(fd);
+		listen_on(fd);
 		n++;
 	}
 	freeaddrinfo(res);
@@ -509,6 +591,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cached: libevent initialisation failed\n");
 		return 1;
 	}
+	accept_retry_ev = evtimer_new(main_base, accept_resume_cb, NULL);
+	raise_fd_limit();
 	if (cache_init(settings.maxbytes, vol) < 0) {
 		fprintf(stderr, "cached: cannot create the value store: %s\n",
 			strerror(errno));
