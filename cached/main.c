@@ -605,11 +605,12 @@ int main(int argc, char **argv)
 	event_add(sigint_ev, NULL);
 	if (open_listeners() < 0)
 		return 1;
-	drop_privileges();
+	/* a PSI trigger needs privileges that -u gives up: arm it first */
 	if (settings.mode == MODE_PSI && psi_init(main_base) < 0) {
 		fprintf(stderr, "cached: PSI unavailable; running in pinned mode\n");
 		settings.mode_eff = MODE_PINNED;
 	}
+	drop_privileges();
 	if (threads_init(settings.num_threads) < 0) {
 		fprintf(stderr, "cached: cannot create worker threads\n");
 		return 1;

@@ -64,6 +64,15 @@ def main():
         check(True, "psi armed")
     else:
         check(st["mode"] == "pinned" and "PSI" in err, "psi fallback is clear: %r" % err)
+    # the trigger is armed before -u drops privileges
+    if os.getuid() == 0 and os.path.exists("/proc/pressure/memory") and st["mode"] == "psi":
+        port = util.free_port()
+        proc = util.start([util.CACHED, "-u", "nobody", "-p", str(port), "-t", "2",
+                           "--mode", "psi"], port)
+        st2 = util.stats(port)
+        util.stop(proc)
+        err = proc.stderr.read().decode()
+        check(st2["mode"] == "psi", "-u nobody --mode psi runs in psi mode: %s %r" % (st2["mode"], err))
     return check.finish()
 
 

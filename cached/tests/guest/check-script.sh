@@ -8,7 +8,7 @@ if command -v busybox >/dev/null 2>&1; then
 fi
 sh -n tests/guest/volatile.sh || exit 1
 log=$(mktemp)
-trap 'rm -f "$log" "$log.reuse"' EXIT
+trap 'rm -f "$log" "$log.reuse" "$log.reuse.psi"' EXIT
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 port2=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 out=$(HOST_CHECK=1 CACHED=./cached MCCLIENT=tests/mcclient PORT=$port PORT2=$port2 KEYS=3000 IDLE=1 \
@@ -20,5 +20,5 @@ if [ "$fails" != "$expect" ]; then
 	echo "unexpected failures: $fails"
 	exit 1
 fi
-echo "$out" | grep -q '^1\.\.24$' || exit 1
-[ "$(echo "$out" | grep -c '^ok\|^not ok')" -eq 24 ]
+echo "$out" | grep -q '^1\.\.25$' || exit 1
+[ "$(echo "$out" | grep -c '^ok\|^not ok')" -eq 25 ]

@@ -80,7 +80,7 @@ verify_all() { # verify_all LABEL: every key correct, none missing
 	[ $rc -eq 0 ] && [ "$out" = "keys=$KEYS ok=$KEYS bad=0 miss=0" ]
 }
 
-echo "1..24"
+echo "1..25"
 
 oom_before=$(oom_kills)
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT" -m "$MEM" -t 2 --idle "$IDLE" \
@@ -216,6 +216,23 @@ check "every value correct after pressure" verify_all "after pressure"
 LABEL="reused, after pressure:"
 check "reused slots: every byte right after pressure" reuse_verify
 check "second daemon lives" alive2
+# PSI mode arms its trigger before -u drops privileges
+PORT3=$((PORT2 + 1))
+"$CACHED" -u nobody -l 127.0.0.1 -p "$PORT3" -m 16 -t 1 --mode psi >"$LOG2.psi" 2>&1 &
+PID3=$!
+i=0
+while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT3" stats >/dev/null 2>&1; do
+	sleep 0.1
+	i=$((i + 1))
+done
+psimode=$("$MCCLIENT" -p "$PORT3" stat mode 2>/dev/null)
+kill -TERM "$PID3" 2>/dev/null
+wait "$PID3"
+if [ -n "$HOST_CHECK" ]; then
+	skip "-u nobody --mode psi runs in psi mode (host check)"
+else
+	check "-u nobody --mode psi runs in psi mode ($psimode: $(head -n 1 "$LOG2.psi"))" [ "$psimode" = psi ]
+fi
 echo "# second daemon: purged_ranges=$(m2stat purged_ranges) purged_objects=$(m2stat purged_objects) volatile_unmark_failures=$(m2stat volatile_unmark_failures) quarantined_segments=$(m2stat quarantined_segments)"
 oom_after=$(oom_kills)
 check "no OOM kill" [ "$oom_after" -le "$oom_before" ]
