@@ -729,7 +729,7 @@ static void complete_nread(struct conn *c, const char *data)
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
-	    upstream_set(c, c->key, c->nkey, hv) == 0) {
+	    upstream_set(c, c->key, c->nkey, hv, c->cmd) == 0) {
 		/* write-through: the reply waits for the upstream's answer */
 		c->reply = c->noreply ? NULL : strdup(replies[r]);
 		c->noreply = false;
@@ -818,7 +818,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	else
 		stats.delete_misses++;
 	cache_unlock();
-	if (found && settings.origin == ORIGIN_MEMCACHE)
+	if (settings.origin == ORIGIN_MEMCACHE)   /* the origin may have it */
 		upstream_delete(c, tokens[1].value, tokens[1].length);
 	out_string(c, found ? "DELETED" : "NOT_FOUND");
 }
@@ -1190,8 +1190,18 @@ void proto_upstream_done(struct conn *c)
 	if (c->state != ST_WAIT)
 		return;
 	c->state = ST_CMD;
+	if (c->wait_set && c->up_failed) {
+		/* roll back: the cache never holds what the origin refused */
+		uint32_t hv = index_hash(c->key, c->nkey);
+
+		cache_wrlock();
+		cache_delete(c->key, c->nkey, hv);
+		cache_unlock();
+	}
 	if (c->reply) {
-		if (c->up_failed) {
+		if (c->up_failed && c->up_not_stored) {
+			evbuffer_add_printf(c->out, "NOT_STORED\r\n");
+		} else if (c->up_failed) {
 			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");
 		} else {
 			evbuffer_add(c->out, c->reply, strlen(c->reply));
@@ -1201,6 +1211,7 @@ void proto_upstream_done(struct conn *c)
 		c->reply = NULL;
 	}
 	c->up_failed = false;
+	c->up_not_stored = false;
 	/* a get that waited runs again; its misses are now final */
 	if (!c->wait_set)
 		c->refetched = true;
