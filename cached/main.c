@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <grp.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -565,6 +566,14 @@ int main(int argc, char **argv)
 	bool vol = false;
 	int sup;
 
+	/*
+	 * Buffers of large values (a connection's read buffer holds one of
+	 * up to -I bytes) come from mmap and go back on free.  glibc's default
+	 * raises the threshold after such a free, and the per-thread arenas
+	 * then keep every freed buffer: with -m 16, 10.5 MB of anonymous
+	 * memory after a mixed load, 5.7 MB with this.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	parse_args(argc, argv);
 	if ((getuid() == 0 || geteuid() == 0) && !settings.username) {
 		fprintf(stderr, "cached: can't run as root without the -u switch\n");

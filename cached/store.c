@@ -144,7 +144,7 @@ static uint32_t nzombies, nquarantined;
  */
 #define SPARE_TARGET 4
 static uint32_t spare[SPARE_TARGET];
-static uint32_t nspare;
+static uint32_t nspare, nspare_out;   /* ready; being populated */
 void (*store_spare_wanted)(void);
 
 /* Lost items, oldest first, linked through snext/sprev. */
@@ -216,7 +216,7 @@ int store_init(uint64_t maxbytes, bool vol)
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
-	nspare = 0;
+	nspare = nspare_out = 0;
 	cursor = 0;
 	lost_head = lost_tail = NULL;
 	lost_count = lost_bytes = 0;
@@ -239,10 +239,15 @@ void store_destroy(void)
 	store_fd = -1;
 }
 
-/* Bytes of the budget in use: segments plus index memory. */
+/*
+ * Bytes of the budget in use: segments, index memory, and the pages kept
+ * for reuse (warm and spare segments, and spares being populated), which
+ * are resident too: -m bounds what the store keeps in memory.
+ */
 static uint64_t charged(void)
 {
-	return used_bytes + index_mem_bytes();
+	return used_bytes + index_mem_bytes() +
+	       (uint64_t)(nwarm + nspare + nspare_out) * seg_size;
 }
 
 static void punch(uint32_t s, uint64_t len)
@@ -611,6 +616,15 @@ static int make_room(void)
 		if (nzombies < before)
 			return 0;
 	}
+	if (nwarm) {
+		/* pages kept for reuse go before any data */
+		s = warm_take();
+		if (s != SEG_NONE) {
+			punch(s, seg_size);
+			seg_clear(s, 1);
+		}
+		return 0;
+	}
 	if (lost_head && lost_bytes > budget / LOST_SHARE) {
 		for (int i = 0; i < 64 && lost_head; i++)
 			store_forget(lost_head);
@@ -690,15 +704,18 @@ static uint32_t seg_new(bool large, uint32_t n, uint64_t charge)
 	bool retried = false;
 
 	for (;;) {
-		if (charged() + charge <= budget) {
-			if (!large && (s = warm_take()) != SEG_NONE)
+		/* a warm or spare segment is charged already: reuse is free */
+		if (!large && charged() <= budget) {
+			if ((s = warm_take()) != SEG_NONE)
 				break;
-			if (!large && nspare) {
+			if (nspare) {
 				s = spare[--nspare];
 				if (store_spare_wanted)
 					store_spare_wanted();
 				break;
 			}
+		}
+		if (charged() + charge <= budget) {
 			if ((s = find_slots(n)) != SEG_NONE)
 				break;
 			if (nwarm) {
@@ -1061,13 +1078,15 @@ uint32_t store_spare_take(void)
 {
 	uint32_t s;
 
-	if (nspare + 0u >= SPARE_TARGET || nwarm)
+	if (nspare + nspare_out >= SPARE_TARGET || nwarm)
 		return SEG_NONE;
-	if (charged() + (nspare + 2) * seg_size > budget)
+	if (charged() + 2 * seg_size > budget)
 		return SEG_NONE;   /* no room to hold spares */
 	s = find_slots(1);
-	if (s != SEG_NONE)
+	if (s != SEG_NONE) {
 		segs[s].state = SEG_SPARE;
+		nspare_out++;
+	}
 	return s;
 }
 
@@ -1079,7 +1098,8 @@ void *store_slot_ptr(uint32_t s, size_t *len)
 
 void store_spare_put(uint32_t s)
 {
-	assert(segs[s].state == SEG_SPARE);
+	assert(segs[s].state == SEG_SPARE && nspare_out > 0);
+	nspare_out--;
 	spare[nspare++] = s;
 }
 
