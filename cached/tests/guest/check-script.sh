@@ -20,5 +20,5 @@ if [ "$fails" != "$expect" ]; then
 	echo "unexpected failures: $fails"
 	exit 1
 fi
-echo "$out" | grep -q '^1\.\.25$' || exit 1
-[ "$(echo "$out" | grep -c '^ok\|^not ok')" -eq 25 ]
+echo "$out" | grep -q '^1\.\.26$' || exit 1
+[ "$(echo "$out" | grep -c '^ok\|^not ok')" -eq 26 ]
