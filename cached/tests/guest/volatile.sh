@@ -28,6 +28,9 @@ GEN=${GEN:-size=1000-8000,seed=11}
 MEM=${MEM:-160}
 LOG=${LOG:-/tmp/cached-volatile.log}
 LOG2=${LOG2:-$LOG.reuse}
+# the second daemon's idle time: long enough that the reused slots stay
+# hot (unmarked) through the reuse, the purge and the reads that follow
+IDLE2=${IDLE2:-15}
 GENL=size=200000-400000,seed=21     # large objects: one range each
 GENL2=size=200000-400000,seed=22    # their overwrites
 GENS=size=500-3000,seed=23          # small objects: segments
@@ -65,7 +68,7 @@ m2() { # m2 GEN PREFIX ARGS...: the second daemon
 m2stat() { "$MCCLIENT" -p "$PORT2" stat "$1" 2>/dev/null || echo 0; }
 reuse_verify() { # reuse_verify LABEL: every byte right; misses allowed
 	r=0
-	for spec in "$GENL2 LO: 12" "$GENL LN: 40" "$GENS2 WN: 2000"; do
+	for spec in "$GENL2 LO: 12" "$GENL LN: 120" "$GENS2 WN: 2000"; do
 		set -- $spec
 		out=$(m2 "$1" "$2" verify "$3" 2>>"$LOG2") || r=1
 		echo "# $LABEL $2 $out"
@@ -113,7 +116,7 @@ check "Volatile: in /proc/meminfo grows when the cache idles" [ "$vol1" -gt "$vo
 check "stats count volatile bytes" [ "$vb" -gt 0 ]
 
 # Slot reuse while volatile, on the second daemon.
-"$CACHED" -u root -l 127.0.0.1 -p "$PORT2" -m 16 -t 2 --idle "$IDLE" -v >"$LOG2" 2>&1 &
+"$CACHED" -u root -l 127.0.0.1 -p "$PORT2" -m 16 -t 2 --idle "$IDLE2" -v >"$LOG2" 2>&1 &
 PID2=$!
 i=0
 while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT2" stats >/dev/null 2>&1; do
@@ -130,7 +133,7 @@ o3=$(m2 "$GENS" W: fill 2000 2>>"$LOG2")
 echo "# reuse fill: $o1; $o2; $o3"
 allfilled() { filled "$o1" 12 && filled "$o2" 12 && filled "$o3" 2000; }
 check "large and small objects stored" allfilled
-sleep $((IDLE + 3))
+sleep $((IDLE2 + 3))
 vb2=$(m2stat volatile_bytes)
 echo "# second daemon: volatile_bytes=$vb2 volatile_ranges=$(m2stat volatile_ranges)"
 if [ -n "$HOST_CHECK" ]; then
@@ -145,10 +148,10 @@ echo "# while volatile: $o1; overwrite $o2; $o3"
 changed() { [ "$o1" = "keys=12 deleted=12 not_found=0" ] && filled "$o2" 12 &&
 	[ "$o3" = "keys=2000 deleted=2000 not_found=0" ]; }
 check "volatile large objects deleted and overwritten, small segments emptied" changed
-o1=$(m2 "$GENL" LN: fill 40 2>>"$LOG2")
+o1=$(m2 "$GENL" LN: fill 120 2>>"$LOG2")
 o2=$(m2 "$GENS2" WN: fill 2000 2>>"$LOG2")
 echo "# reuse: $o1; $o2; quarantined_segments=$(m2stat quarantined_segments) evictions=$(m2stat evictions)"
-refilled() { filled "$o1" 40 && filled "$o2" 2000; }
+refilled() { filled "$o1" 120 && filled "$o2" 2000; }
 check "freed and warm slots reused by new objects" refilled
 LABEL="reused, hot:"
 check "every byte right in the reused slots" reuse_verify
