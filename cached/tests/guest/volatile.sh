@@ -35,6 +35,7 @@ GENL=size=200000-400000,seed=21     # large objects: one range each
 GENL2=size=200000-400000,seed=22    # their overwrites
 GENS=size=500-3000,seed=23          # small objects: segments
 GENS2=size=500-3000,seed=24
+GENF=size=262200-270000,seed=25     # large fillers: move the slot cursor on
 
 n=0
 failed=0
@@ -68,7 +69,7 @@ m2() { # m2 GEN PREFIX ARGS...: the second daemon
 m2stat() { "$MCCLIENT" -p "$PORT2" stat "$1" 2>/dev/null || echo 0; }
 reuse_verify() { # reuse_verify LABEL: every byte right; misses allowed
 	r=0
-	for spec in "$GENL2 LO: 12" "$GENL LN: 120" "$GENS2 WN: 2000"; do
+	for spec in "$GENL2 LO: 10" "$GENL LN: 24" "$GENS2 WN: 1000"; do
 		set -- $spec
 		out=$(m2 "$1" "$2" verify "$3" 2>>"$LOG2") || r=1
 		echo "# $LABEL $2 $out"
@@ -127,11 +128,14 @@ check "second daemon started (-m 16, no --verify, no origin)" alive2
 filled() { # filled OUT N
 	[ "$1" = "keys=$2 stored=$2" ]
 }
-o1=$(m2 "$GENL" LD: fill 12 2>>"$LOG2")
-o2=$(m2 "$GENL" LO: fill 12 2>>"$LOG2")
-o3=$(m2 "$GENS" W: fill 2000 2>>"$LOG2")
-echo "# reuse fill: $o1; $o2; $o3"
-allfilled() { filled "$o1" 12 && filled "$o2" 12 && filled "$o3" 2000; }
+# fillers first, so that the objects deleted while volatile (the fillers
+# among them) lie across the slot table and new objects wrap onto them
+o0=$(m2 "$GENF" F: fill 24 2>>"$LOG2")
+o1=$(m2 "$GENL" LD: fill 10 2>>"$LOG2")
+o2=$(m2 "$GENL" LO: fill 10 2>>"$LOG2")
+o3=$(m2 "$GENS" W: fill 1000 2>>"$LOG2")
+echo "# reuse fill: $o0; $o1; $o2; $o3"
+allfilled() { filled "$o0" 24 && filled "$o1" 10 && filled "$o2" 10 && filled "$o3" 1000; }
 check "large and small objects stored" allfilled
 sleep $((IDLE2 + 3))
 vb2=$(m2stat volatile_bytes)
@@ -141,17 +145,19 @@ if [ -n "$HOST_CHECK" ]; then
 else
 	check "second daemon's data went volatile" [ "$vb2" -gt 0 ]
 fi
-o1=$(m2 "$GENL" LD: delete 12 2>>"$LOG2")
-o2=$(m2 "$GENL2" LO: fill 12 2>>"$LOG2")
-o3=$(m2 "$GENS" W: delete 2000 2>>"$LOG2")
-echo "# while volatile: $o1; overwrite $o2; $o3"
-changed() { [ "$o1" = "keys=12 deleted=12 not_found=0" ] && filled "$o2" 12 &&
-	[ "$o3" = "keys=2000 deleted=2000 not_found=0" ]; }
+o0=$(m2 "$GENF" F: delete 24 2>>"$LOG2")
+o1=$(m2 "$GENL" LD: delete 10 2>>"$LOG2")
+o2=$(m2 "$GENL2" LO: fill 10 2>>"$LOG2")
+o3=$(m2 "$GENS" W: delete 1000 2>>"$LOG2")
+echo "# while volatile: $o0; $o1; overwrite $o2; $o3"
+changed() { case $o0 in "keys=24 deleted="*) ;; *) return 1 ;; esac &&
+	[ "$o1" = "keys=10 deleted=10 not_found=0" ] && filled "$o2" 10 &&
+	[ "$o3" = "keys=1000 deleted=1000 not_found=0" ]; }
 check "volatile large objects deleted and overwritten, small segments emptied" changed
-o1=$(m2 "$GENL" LN: fill 120 2>>"$LOG2")
-o2=$(m2 "$GENS2" WN: fill 2000 2>>"$LOG2")
+o1=$(m2 "$GENL" LN: fill 24 2>>"$LOG2")
+o2=$(m2 "$GENS2" WN: fill 1000 2>>"$LOG2")
 echo "# reuse: $o1; $o2; quarantined_segments=$(m2stat quarantined_segments) evictions=$(m2stat evictions)"
-refilled() { filled "$o1" 120 && filled "$o2" 2000; }
+refilled() { filled "$o1" 24 && filled "$o2" 1000; }
 check "freed and warm slots reused by new objects" refilled
 LABEL="reused, hot:"
 check "every byte right in the reused slots" reuse_verify
