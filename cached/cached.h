@@ -125,6 +125,7 @@ static inline void cache_unlock(void)
 /* Connection counters, updated atomically. */
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
+extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
 /* Wall clock in seconds, refreshed by the main thread's timer. */

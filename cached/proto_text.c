@@ -57,10 +57,19 @@ typedef struct {
 
 /* ---- buffers ---------------------------------------------------------- */
 
+/* Bytes of connection read buffers and fetched values (stat conn_buffer_bytes). */
+uint64_t stat_conn_buffer_bytes;
+
+static void count_buffer(int64_t delta)
+{
+	__atomic_fetch_add(&stat_conn_buffer_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
 int conn_init_buffers(struct conn *c)
 {
 	c->rbuf = malloc(RBUF_INIT);
-	c->rsize = RBUF_INIT;
+	c->rsize = c->rbuf ? RBUF_INIT : 0;
+	count_buffer((int64_t)c->rsize);
 	c->rstart = c->rend = 0;
 	c->out = evbuffer_new();
 	c->gbuf = evbuffer_new();
@@ -76,6 +85,8 @@ void conn_free_buffers(struct conn *c)
 {
 	free(c->rbuf);
 	c->rbuf = NULL;
+	count_buffer(-(int64_t)c->rsize);
+	c->rsize = 0;
 	if (c->out)
 		evbuffer_free(c->out);
 	if (c->gbuf)
@@ -108,6 +119,7 @@ void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
 	f->next = c->fetched;
 	c->fetched = f;
 	c->fetched_bytes += size;
+	count_buffer((int64_t)size);
 }
 
 void conn_drop_fetched(struct conn *c)
@@ -118,6 +130,7 @@ void conn_drop_fetched(struct conn *c)
 		c->fetched = f->next;
 		free(f);
 	}
+	count_buffer(-(int64_t)c->fetched_bytes);
 	c->fetched_bytes = 0;
 }
 
@@ -142,6 +155,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 		if (nb) {
 			free(c->rbuf);
 			c->rbuf = nb;
+			count_buffer((int64_t)RBUF_INIT - (int64_t)c->rsize);
 			c->rsize = RBUF_INIT;
 		}
 		c->rstart = c->rend = 0;
@@ -163,6 +177,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 		if (!nb)
 			return -1;
 		c->rbuf = nb;
+		count_buffer((int64_t)ns - (int64_t)c->rsize);
 		c->rsize = ns;
 	}
 	return 0;

@@ -57,6 +57,7 @@ void stats_emit(struct evbuffer *out)
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
 	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
+	U("conn_buffer_bytes", __atomic_load_n(&stat_conn_buffer_bytes, __ATOMIC_RELAXED));
 	U("cmd_get", s.cmd_get);
 	U("cmd_set", s.cmd_set);
 	U("cmd_flush", s.cmd_flush);

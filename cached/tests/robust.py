@@ -142,6 +142,31 @@ def main():
     check(int(st.get("listen_disabled_num", "0")) > 0, "listen_disabled_num counted: %s" % st.get("listen_disabled_num"))
     util.stop(proc)
 
+    # connection buffers are counted: a value being read, then given back
+    proc, port = util.start_cached("-m", "64")
+    base = int(util.stats(port)["conn_buffer_bytes"])
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"set big 0 0 600000\r\n" + b"b" * 300000)
+    end = time.time() + 5
+    while True:   # until the daemon has read the part sent
+        during = int(util.stats(port)["conn_buffer_bytes"])
+        if during >= base + 600000 or time.time() > end:
+            break
+        time.sleep(0.1)
+    check(during >= base + 600000, "a value being read is counted: %d -> %d" % (base, during))
+    c.sendall(b"b" * 300000 + b"\r\n")
+    c.settimeout(3)
+    check(c.recv(100) == b"STORED\r\n", "big value stored")
+    c.sendall(b"version\r\n")
+    c.recv(100)
+    time.sleep(0.1)
+    after = int(util.stats(port)["conn_buffer_bytes"])
+    check(after < base + 64 * 1024, "the read buffer shrinks back: %d" % after)
+    c.close()
+    time.sleep(0.2)
+    check(int(util.stats(port)["conn_buffer_bytes"]) <= base, "freed with the connection")
+    util.stop(proc)
+
     # a client that never reads: cut off at the bound, others unaffected
     proc, port = util.start_cached("-m", "64", "--output-limit", "4m")
     big = b"v" * 500000
