@@ -73,7 +73,7 @@ struct stats {
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
 	uint64_t compacted_objects, cleaned_objects, cleaned_segments;
-	uint64_t marks, unmarks;
+	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };
 extern struct stats stats;
 extern pthread_rwlock_t cache_lock;
@@ -124,6 +124,8 @@ static inline void cache_unlock(void)
 
 /* Connection counters, updated atomically. */
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
+extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
 /* Wall clock in seconds, refreshed by the main thread's timer. */

@@ -66,6 +66,7 @@ struct conn {
 	int pending;            /* upstream requests in flight */
 	bool refetched;         /* the current get already went upstream */
 	bool up_failed;
+	bool up_not_stored;     /* the upstream answered NOT_STORED */
 	bool wait_set;          /* waiting on a write-through */
 	char *reply;            /* reply held back until upstream confirms */
 	struct fetched *fetched; /* values fetched for the current get */

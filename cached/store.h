@@ -20,6 +20,7 @@ struct store_stats {
 	uint64_t volatile_bytes, volatile_ranges;
 	uint64_t segs_small, segs_large;
 	uint64_t lost_items;
+	uint64_t quarantined;       /* slots waiting for an unmark to succeed */
 };
 
 extern char *store_base;
@@ -57,6 +58,13 @@ void store_unlink(struct item *it);
 int store_prepare_read(struct item *it, uint32_t now);
 
 /*
+ * Learn whether an item's bytes are still there without reading them:
+ * unmarks its segment if it is volatile.  Returns 1 when the item is (now)
+ * ITEM_LOST, else 0.
+ */
+int store_probe(struct item *it);
+
+/*
  * Shared-lock fast path: true when the item's value can be read without
  * any change to the store (its segment is not volatile); records the
  * access with relaxed atomic stores.
@@ -90,6 +98,13 @@ uint32_t store_spare_take(void);
 void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
+
+/*
+ * Debug check: the number of slots that the store believes are not
+ * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus
+ * broken invariants.  0 when all is well.  Costs a system call per slot.
+ */
+long store_audit(void);
 
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);

@@ -59,6 +59,22 @@ def main():
         check(util.command(cport, b"delete w1\r\n") == b"DELETED\r\n", "delete")
         time.sleep(0.1)
         check(util.command(uport, b"get w1\r\n") == b"END\r\n", "delete forwarded")
+        # a delete reaches the origin also for a key the cache does not hold
+        check(util.command(uport, b"set only_up 0 0 1\r\nu\r\n") == b"STORED\r\n", "seed only_up")
+        check(util.command(cport, b"delete only_up\r\n") == b"NOT_FOUND\r\n", "delete of a key not cached")
+        time.sleep(0.1)
+        check(util.command(uport, b"get only_up\r\n") == b"END\r\n", "delete forwarded for a key not cached")
+        # add keeps its meaning upstream: the origin's key wins, nothing kept locally
+        check(util.command(uport, b"set a1 5 0 3\r\nold\r\n") == b"STORED\r\n", "seed a1")
+        check(util.command(cport, b"add a1 0 0 3\r\nnew\r\n") == b"NOT_STORED\r\n", "add of a key the origin has: NOT_STORED")
+        check(util.command(uport, b"get a1\r\n") == b"VALUE a1 5 3\r\nold\r\nEND\r\n", "origin keeps its value")
+        check(util.command(cport, b"get a1\r\n") == b"VALUE a1 5 3\r\nold\r\nEND\r\n", "add rolled back locally; read-through")
+        # replace keeps its meaning upstream; a refused write is rolled back
+        check(util.command(cport, b"set r1 0 0 1\r\nx\r\n") == b"STORED\r\n", "set r1")
+        check(util.command(uport, b"delete r1\r\n") == b"DELETED\r\n", "r1 gone from the origin")
+        check(util.command(cport, b"replace r1 0 0 1\r\ny\r\n") == b"NOT_STORED\r\n", "replace of a key the origin lacks: NOT_STORED")
+        check(util.command(uport, b"get r1\r\n") == b"END\r\n", "origin did not get it")
+        check(util.command(cport, b"get r1\r\n") == b"END\r\n", "replace rolled back locally")
         many = b"".join(b"set m%d 0 0 3\r\nabc\r\n" % i for i in range(200))
         check(util.command(cport, many) == b"STORED\r\n" * 200, "200 pipelined write-through sets")
         check(util.command(cport, b"gets up1\r\n").startswith(b"VALUE up1 7 5 "), "gets")
