@@ -42,7 +42,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT_PREFIX = os.path.dirname(HERE) + "/"
 MODES_TAB = os.path.join(HERE, "scenarios", "modes.tab")
 MODE_COLOR = {"pinned": OKABE_ITO["vermillion"], "psi": OKABE_ITO["orange"], "volatile": OKABE_ITO["blue"],
-              "madvfree": OKABE_ITO["purple"], "nopressure": OKABE_ITO["green"], "rightsized": OKABE_ITO["sky"]}
+              "madvfree": OKABE_ITO["purple"], "nopressure": OKABE_ITO["green"], "rightsized": OKABE_ITO["sky"],
+              "psi-gentle": OKABE_ITO["yellow"], "psi-eager": OKABE_ITO["black"]}
 # Phases of the measured load and the bucket each counts in.
 PHASE_BUCKET = {"steady": "before", "pressure": "pressure", "relief": "after", "recovery": "after"}
 BUCKETS = ["before", "pressure", "after"]
