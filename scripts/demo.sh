@@ -27,7 +27,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 scenario=$ROOT/scripts/scenarios/default.conf
 runs="" out=$BUILD/report kernel=$BUILD/bzImage image=$BUILD/rootfs.img
