@@ -41,7 +41,7 @@ fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 "$PY" - "$out" "$rc" "$ROOT" <<'EOF'
-import csv, glob, json, os, shutil, subprocess, sys, tempfile
+import csv, glob, json, os, re, shutil, subprocess, sys, tempfile
 
 out, rc, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, os.path.join(root, "scripts"))
@@ -275,6 +275,12 @@ try:
     names = [l.split()[1].rstrip(":") for l in plan.splitlines() if l.startswith("scenario ")]
     check("make experiment plans every scenario within 150 min", total <= 150 and
           names == ["default", "container", "swap", "sweep", "cycles"], plan)
+    # A finished scenario resumed boots nothing: it only rewrites the report.
+    before = sorted(os.listdir(runs_dir))
+    res = subprocess.run([os.path.join(root, "scripts", "demo.sh"), "--resume", "--scenario", os.path.join(sc, "check.conf"),
+                          "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check("a finished scenario resumed boots no guest", res.returncode == 0 and "the report only" in res.stdout
+          and not re.search(r"guest \d+/\d+:", res.stdout) and sorted(os.listdir(runs_dir)) == before, res.stdout[-400:])
     plan = subprocess.run([os.path.join(root, "scripts", "demo.sh"), "--plan", "--runs", "3"], stdout=subprocess.PIPE, text=True, check=True).stdout
     mins = int(plan.split(": about ")[-1].split()[0])
     check("make demo plans every mode within 27 min of guests", mins <= 27 and all(m in plan for m in core + ["madvfree"]), plan)
