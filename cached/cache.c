@@ -371,3 +371,8 @@ void cache_flush(int32_t delay)
 	store_flush_all();
 	stats.curr_items = index_count();
 }
+
+uint64_t cache_new_cas(void)
+{
+	return next_cas++;
+}

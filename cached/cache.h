@@ -76,4 +76,7 @@ uint32_t cache_csum(const char *p, size_t n);
 /* Drop a lost item from the index (it became a miss). */
 void cache_drop_lost(struct item *it);
 
+/* A fresh cas unique (md's invalidation gives the item a new one). */
+uint64_t cache_new_cas(void);
+
 #endif

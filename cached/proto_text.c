@@ -47,13 +47,6 @@
 #include "store.h"
 #include "upstream.h"
 
-#define MAX_TOKENS 24
-#define ITEM_OVERHEAD 56      /* header bytes counted against -I, as memcached */
-
-typedef struct {
-	char *value;
-	size_t length;
-} token_t;
 
 /* ---- buffers ---------------------------------------------------------- */
 
@@ -170,7 +163,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 
 /* ---- memcached's number parsers ------------------------------------- */
 
-static bool safe_strtoull(const char *str, uint64_t *out)
+bool safe_strtoull(const char *str, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -189,7 +182,7 @@ static bool safe_strtoull(const char *str, uint64_t *out)
 	return false;
 }
 
-static bool safe_strtoul(const char *str, uint32_t *out)
+bool safe_strtoul(const char *str, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
@@ -208,7 +201,7 @@ static bool safe_strtoul(const char *str, uint32_t *out)
 	return false;
 }
 
-static bool safe_strtol(const char *str, int32_t *out)
+bool safe_strtol(const char *str, int32_t *out)
 {
 	char *end;
 	long v;
@@ -228,7 +221,7 @@ static bool safe_strtol(const char *str, int32_t *out)
 /* ---- output ----------------------------------------------------------- */
 
 /* A one-line reply, unless the command said noreply. */
-static void out_string(struct conn *c, const char *s)
+void out_string(struct conn *c, const char *s)
 {
 	if (c->noreply) {
 		c->noreply = false;
@@ -239,7 +232,7 @@ static void out_string(struct conn *c, const char *s)
 }
 
 /* Everything queued so far may be sent. */
-static void out_commit(struct conn *c)
+void out_commit(struct conn *c)
 {
 	c->commit = evbuffer_get_length(c->out);
 }
@@ -305,7 +298,7 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 /* ---- tokenizer -------------------------------------------------------- */
 
 /* memcached's tokenize_command: the last token holds the unparsed rest. */
-static size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
+size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
 {
 	char *s, *e;
 	size_t ntokens = 0;
@@ -374,6 +367,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
 		if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
 			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+		item_mark_fetched(it);
 		emit_item(c->gbuf, it, ret_cas);
 		STAT_ADD(cmd_get);
 		STAT_ADD(get_hits);
@@ -428,6 +422,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			conn_keep_fetched(c, key, nkey, it->flags,
 					  store_ptr(it->off), it->vlen);
 		} else {
+			item_mark_fetched(it);
 			emit_item(c->gbuf, it, ret_cas);
 			count_get(touch, true);
 		}
@@ -629,14 +624,20 @@ static void complete_nread(struct conn *c, const char *data)
 	uint32_t hv;
 	enum store_res r;
 
+	if (c->meta_set) {
+		meta_complete_nread(c, data);
+		return;
+	}
 	c->state = ST_CMD;
+	cache_wrlock();
+	stats.cmd_set++;        /* memcached counts a bad chunk too */
+	cache_unlock();
 	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
 		out_string(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
 	cache_wrlock();
-	stats.cmd_set++;
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
@@ -752,6 +753,8 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
+	if (found)
+		item_mark_fetched(index_find(tokens[1].value, tokens[1].length, hv));
 	stats.cmd_touch++;
 	if (found)
 		stats.touch_hits++;
@@ -867,8 +870,9 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		if (cmd[1] == 'n') {
 			out_string(c, "MN");
 			out_commit(c);
-		} else
-			out_string(c, "CLIENT_ERROR bad command line format");
+		} else {
+			proto_meta(c, tokens, ntokens);
+		}
 	} else if (first == 'g') {
 		WANT(ntokens >= 3);
 		if (!strcmp(cmd, "get"))
