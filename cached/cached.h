@@ -36,6 +36,7 @@ struct settings {
 	int maxconns;
 	int num_threads;
 	uint32_t item_size_max;
+	int reqs_per_event;     /* -R: commands per connection per event */
 	char *username;
 	int verbose;
 	enum cache_mode mode;        /* requested */

@@ -73,6 +73,7 @@ static void usage(void)
 	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
 	       "-t, --threads=N          worker threads (default 4)\n"
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
+	       "-R, --max-reqs-per-event=N  commands of one connection per event (default 20)\n"
 	       "-u, --user=USER          user to run as (required when started as root)\n"
 	       "-v, --verbose            log errors; -vv logs more\n"
 	       "-D CHAR                  key prefix delimiter for stats detail (default :);\n"
@@ -151,6 +152,7 @@ static void parse_args(int argc, char **argv)
 		{ "conn-limit", required_argument, NULL, 'c' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "max-item-size", required_argument, NULL, 'I' },
+		{ "max-reqs-per-event", required_argument, NULL, 'R' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -175,6 +177,7 @@ static void parse_args(int argc, char **argv)
 	settings.maxconns = 1024;
 	settings.num_threads = 4;
 	settings.item_size_max = 1u << 20;
+	settings.reqs_per_event = 20;
 	settings.mode = MODE_VOLATILE;
 	settings.idle_secs = 60;
 	settings.origin = ORIGIN_NONE;
@@ -186,7 +189,7 @@ static void parse_args(int argc, char **argv)
 	gen_defaults(&settings.gen);
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:u:D:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:R:u:D:vhV", longopts,
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'p':
@@ -211,6 +214,9 @@ static void parse_args(int argc, char **argv)
 			if (parse_size(optarg, &v) < 0 || v < 1024 || v > (1u << 30))
 				die_usage("bad -I '%s' (1k..1g)", optarg);
 			settings.item_size_max = (uint32_t)v;
+			break;
+		case 'R':
+			settings.reqs_per_event = (int)parse_int("-R", optarg, 1, 1 << 20);
 			break;
 		case 'u':
 			settings.username = optarg;

@@ -121,6 +121,9 @@ typedef struct {
 /* memcached's tokenize_command: the last token holds the unparsed rest. */
 size_t tokenize(char *command, token_t *tokens, size_t max_tokens);
 
+/* memcached's "noreply" as the last token; true when set. */
+bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
+
 /* memcached's number parsers: false on junk, overflow or a minus sign. */
 bool safe_strtoull(const char *str, uint64_t *out);
 bool safe_strtoul(const char *str, uint32_t *out);
@@ -145,6 +148,18 @@ static inline void item_mark_fetched(struct item *it)
 	if (!(__atomic_load_n(&it->mflags, __ATOMIC_RELAXED) & MF_FETCHED))
 		__atomic_fetch_or(&it->mflags, MF_FETCHED, __ATOMIC_RELAXED);
 }
+
+/*
+ * How memcached 1.6 would size an item (its ITEM_ntotal) and the slab
+ * class it would go to with default settings (-n 48, -f 1.25, 512 KiB
+ * chunks): me, lru_crawler metadump and the per-class stats report them.
+ */
+size_t meta_item_size(const struct item *it);
+unsigned int meta_slab_class(size_t ntotal);
+
+/* lru_crawler and cache_memlimit (proto_admin.c). */
+void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
+void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
 
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);

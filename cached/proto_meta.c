@@ -1036,11 +1036,13 @@ error:
 
 /* ---- me ----------------------------------------------------------------- */
 
-/*
- * memcached's slab class for an item of ntotal bytes with its default
- * settings (-n 48, -f 1.25, 512 KiB chunks): me reports it.
- */
-static unsigned int mc_slab_class(size_t ntotal)
+size_t meta_item_size(const struct item *it)
+{
+	/* 48-byte header, key and NUL, client flags if not 0, value, cas */
+	return 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) + it->vlen + 2 + 8;
+}
+
+unsigned int meta_slab_class(size_t ntotal)
 {
 	const size_t chunk_max = 512 * 1024;
 	size_t size = 48 + 48;
@@ -1096,9 +1098,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 		memcpy(p, it->key, it->keylen);
 		p += it->keylen;
 	}
-	/* memcached's item size: 48-byte header, key and NUL, flags, value, cas */
-	size_t ntotal = 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) +
-			it->vlen + 2 + 8;
+	size_t ntotal = meta_item_size(it);
 
 	p += snprintf(p, (size_t)(line + sizeof(line) - p),
 		      " exp=%d la=%llu cas=%llu fetch=%s cls=%u size=%lu\r\n",
@@ -1106,7 +1106,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 		      (unsigned long long)(now - atime),
 		      (unsigned long long)it->cas,
 		      it->mflags & MF_FETCHED ? "yes" : "no",
-		      mc_slab_class(ntotal), (unsigned long)ntotal);
+		      meta_slab_class(ntotal), (unsigned long)ntotal);
 	cache_unlock();
 	evbuffer_add(c->out, line, (size_t)(p - line));
 }

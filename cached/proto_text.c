@@ -333,7 +333,7 @@ size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
 	return ntokens;
 }
 
-static bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
+bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	token_t *t = &tokens[ntokens - 2];
 
@@ -919,6 +919,11 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		process_stats(c, tokens, ntokens);
 	} else if (!strcmp(cmd, "shutdown")) {
 		out_string(c, "ERROR: shutdown not enabled");
+	} else if (!strcmp(cmd, "cache_memlimit")) {
+		WANT(ntokens == 3 || ntokens == 4);
+		process_memlimit(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "lru_crawler")) {
+		process_lru_crawler(c, tokens, ntokens);
 	} else if (tokens[ntokens - 2].value &&
 		   !strncmp(tokens[ntokens - 2].value, "HTTP/", 5)) {
 		return CMD_CLOSE;
@@ -977,6 +982,9 @@ static void win_consume(struct conn *c, size_t n)
 
 static enum proto_ret proto_run(struct conn *c)
 {
+	unsigned int rpe = settings.reqs_per_event > 0 ?
+			   (unsigned int)settings.reqs_per_event : 20;
+
 	for (;;) {
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
@@ -1014,8 +1022,8 @@ static enum proto_ret proto_run(struct conn *c)
 		case ST_CMD:
 			break;
 		}
-		/* memcached's reqs_per_event: it yields, and sends, every 20 */
-		if (c->nreq >= 21 && (c->nreq - 21) % 20 == 0)
+		/* memcached's reqs_per_event (-R): it yields, and sends, every R */
+		if (c->nreq > rpe && (c->nreq - 1) % rpe == 0)
 			out_commit(c);
 		if (evbuffer_get_length(c->out) > OUT_SOFT)
 			return PROTO_BLOCKED;

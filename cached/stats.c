@@ -125,6 +125,9 @@ void stats_settings_emit(struct evbuffer *out)
 	U("num_threads", settings.num_threads);
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
 	U("item_size_max", settings.item_size_max);
+	U("reqs_per_event", settings.reqs_per_event);
+	evbuffer_add_printf(out, "STAT lru_crawler yes\r\n");
+	evbuffer_add_printf(out, "STAT dump_enabled yes\r\n");
 	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
 	evbuffer_add_printf(out, "STAT stat_key_prefix %c\r\n", settings.prefix_delim);
 	evbuffer_add_printf(out, "STAT detail_enabled %s\r\n",

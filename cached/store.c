@@ -842,3 +842,22 @@ void store_get_stats(struct store_stats *st)
 	st->segs_large = nlarge;
 	st->lost_items = lost_count;
 }
+
+/*
+ * cache_memlimit: a new budget.  The memfd was sized for -m, so the
+ * budget may shrink and grow again up to -m, not beyond.  Shrinking
+ * evicts the coldest data until the rest fits and punches out the warm
+ * segments, so the memory goes back to the system at once.
+ */
+int store_set_budget(uint64_t bytes)
+{
+	uint64_t cap = (nslots - 8) / 4 * seg_size;
+
+	if (bytes > cap)
+		return -1;
+	budget = bytes;
+	while (charged() > budget && make_room() == 0)
+		;
+	warm_drain();
+	return 0;
+}

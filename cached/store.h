@@ -91,6 +91,10 @@ void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
 
+/* A new budget (cache_memlimit), at most -m: evicts down to it and gives
+ * the freed pages back.  Returns 0, or -1 when bytes is over -m. */
+int store_set_budget(uint64_t bytes);
+
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);
 

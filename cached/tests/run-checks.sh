@@ -36,6 +36,8 @@ run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
+run operator $PY tests/operator.py
+run operator-asan env CACHED_BIN=build-asan/cached $PY tests/operator.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
 run guest-script sh tests/guest/check-script.sh
