@@ -125,6 +125,8 @@ static inline void cache_unlock(void)
 
 /* Connection counters, updated atomically. */
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+/* times a connection yielded after -R commands (stats.c) */
+extern uint64_t stat_conn_yields;
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
 /* Wall clock in seconds, refreshed by the main thread's timer. */

@@ -149,14 +149,6 @@ static inline void item_mark_fetched(struct item *it)
 		__atomic_fetch_or(&it->mflags, MF_FETCHED, __ATOMIC_RELAXED);
 }
 
-/*
- * How memcached 1.6 would size an item (its ITEM_ntotal) and the slab
- * class it would go to with default settings (-n 48, -f 1.25, 512 KiB
- * chunks): me, lru_crawler metadump and the per-class stats report them.
- */
-size_t meta_item_size(const struct item *it);
-unsigned int meta_slab_class(size_t ntotal);
-
 /* lru_crawler and cache_memlimit (proto_admin.c). */
 void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);

@@ -18,6 +18,7 @@
 
 #include "cache.h"
 #include "cached.h"
+#include "stats.h"
 #include "store.h"
 
 #define MAX_SLAB_CLASS 64        /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
@@ -55,8 +56,8 @@ static void dump_one(struct item *it, void *arg)
 {
 	struct metadump *m = arg;
 	char key[KEY_MAX_LENGTH * 3 + 1];
-	size_t ntotal = meta_item_size(it);
-	unsigned int cls = meta_slab_class(ntotal);
+	size_t ntotal = mc_item_size(it);
+	unsigned int cls = mc_slab_class(ntotal);
 
 	if (m->classes && (cls >= MAX_SLAB_CLASS || !m->classes[cls]))
 		return;

@@ -726,6 +726,7 @@ static enum store_res meta_store(struct conn *c, uint32_t hv, const char *data,
 				it->mflags |= MF_STALE | token;
 		}
 	} else {
+		stats_note_store(c->key, c->nkey, hv);
 		r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 				c->exptime, data, c->vlen, c->cas);
 	}
@@ -1036,30 +1037,6 @@ error:
 
 /* ---- me ----------------------------------------------------------------- */
 
-size_t meta_item_size(const struct item *it)
-{
-	/* 48-byte header, key and NUL, client flags if not 0, value, cas */
-	return 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) + it->vlen + 2 + 8;
-}
-
-unsigned int meta_slab_class(size_t ntotal)
-{
-	const size_t chunk_max = 512 * 1024;
-	size_t size = 48 + 48;
-	unsigned int cls = 1;
-
-	for (;;) {
-		if (size >= chunk_max / 1.25)
-			return cls;     /* the largest class: chunked items */
-		if (size % 8)
-			size += 8 - size % 8;
-		if (ntotal <= size)
-			return cls;
-		size = (size_t)(size * 1.25);
-		cls++;
-	}
-}
-
 static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	char line[META_LINE_MAX], *p = line;
@@ -1098,7 +1075,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 		memcpy(p, it->key, it->keylen);
 		p += it->keylen;
 	}
-	size_t ntotal = meta_item_size(it);
+	size_t ntotal = mc_item_size(it);
 
 	p += snprintf(p, (size_t)(line + sizeof(line) - p),
 		      " exp=%d la=%llu cas=%llu fetch=%s cls=%u size=%lu\r\n",
@@ -1106,7 +1083,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 		      (unsigned long long)(now - atime),
 		      (unsigned long long)it->cas,
 		      it->mflags & MF_FETCHED ? "yes" : "no",
-		      meta_slab_class(ntotal), (unsigned long)ntotal);
+		      mc_slab_class(ntotal), (unsigned long)ntotal);
 	cache_unlock();
 	evbuffer_add(c->out, line, (size_t)(p - line));
 }

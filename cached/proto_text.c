@@ -638,6 +638,7 @@ static void complete_nread(struct conn *c, const char *data)
 	}
 	hv = index_hash(c->key, c->nkey);
 	cache_wrlock();
+	stats_note_store(c->key, c->nkey, hv);
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
@@ -1023,8 +1024,10 @@ static enum proto_ret proto_run(struct conn *c)
 			break;
 		}
 		/* memcached's reqs_per_event (-R): it yields, and sends, every R */
-		if (c->nreq > rpe && (c->nreq - 1) % rpe == 0)
+		if (c->nreq > rpe && (c->nreq - 1) % rpe == 0) {
 			out_commit(c);
+			__atomic_fetch_add(&stat_conn_yields, 1, __ATOMIC_RELAXED);
+		}
 		if (evbuffer_get_length(c->out) > OUT_SOFT)
 			return PROTO_BLOCKED;
 		if (c->win > avail)

@@ -3,6 +3,7 @@
 the memory back, and grows it again up to -m; -R changes which pipelined
 replies a bad get takes back exactly as memcached's -R does; -I raises the
 item size limit as memcached's does; stats settings shows all three;
+stats items and stats slabs report memcached's classes;
 lru_crawler metadump lists every live item once, in memcached's format."""
 import re
 import socket
@@ -81,6 +82,7 @@ def reqs_per_event():
             check(a == b, "-R 3, %d deletes then a bad get: memcached %r cached %r" % (n, a, b))
         st = util.command(cport, b"stats settings\r\n")
         check(b"STAT reqs_per_event 3\r\n" in st, "stats settings reqs_per_event")
+        check(int(util.stats(cport)["conn_yields"]) >= 8, "conn_yields counts the yields")
     finally:
         util.stop(mc)
         util.stop(cd)
@@ -147,7 +149,44 @@ def metadump():
         util.stop(cd)
 
 
+def stats_sub(port, sub):
+    out = util.command(port, b"stats " + sub + b"\r\n").decode()
+    return dict(l.split(" ", 2)[1:] for l in out.splitlines() if l.startswith("STAT "))
+
+
+def classes():
+    """stats items and stats slabs give every class memcached gives, with
+    the same counts and sizes, for values up to memcached's 512 KiB chunk
+    (larger ones memcached splits over several classes)."""
+    mc, mport = util.start_memcached()
+    cd, cport = util.start_cached("--mode", "pinned")
+    try:
+        sizes = list(range(0, 3000, 7)) + list(range(3000, 520000, 9973))
+        sess = b"".join(b"set k%d %d 0 %d noreply\r\n%s\r\n" % (n, n % 2, n, b"v" * n) for n in sizes)
+        sess += b"set gone 0 1 1 noreply\r\nx\r\n"
+        for port in (mport, cport):
+            util.command(port, sess)
+        time.sleep(2.1)
+        for port in (mport, cport):
+            util.command(port, b"set gone 0 0 2 noreply\r\nyy\r\n")
+        # reclaimed: cached counts the dead item a store replaced; memcached
+        # the dead item it finds at the tail of the class's LRU, if any
+        check(stats_sub(cport, b"items").get("items:1:reclaimed") == "1", "reclaimed counted")
+        for sub, names in ((b"items", ("number", "mem_requested")),
+                           (b"slabs", ("chunk_size", "chunks_per_page", "total_pages",
+                                       "total_chunks", "used_chunks", "free_chunks"))):
+            a, b = stats_sub(mport, sub), stats_sub(cport, sub)
+            bad = [(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
+                   if k.split(":")[-1] in names and a.get(k) != b.get(k)]
+            check(not bad, "stats %s per class as memcached: %r" % (sub.decode(), bad[:5]))
+            check(len([k for k in b if k.endswith(":" + names[0])]) > 20, "many classes")
+    finally:
+        util.stop(mc)
+        util.stop(cd)
+
+
 def main():
+    classes()
     memlimit()
     reqs_per_event()
     item_size_max()

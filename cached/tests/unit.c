@@ -604,7 +604,12 @@ static void test_cachedump(void)
 		put(CMD_SET, key, "v");
 	}
 	CHECK(index_count() == 9000, "9000 long keys stored");
+	/* a 250-byte key: memcached's class 7 (item of 310 bytes) */
+	CHECK(mc_slab_class(mc_item_size(get(key))) == 7, "class of a long key");
 	d = cachedump(1, 0);
+	CHECK(!strcmp(d, "END\r\n"), "not in class 1");
+	free(d);
+	d = cachedump(7, 0);
 	n = count_lines(d, "ITEM ");
 	CHECK(strlen(d) <= (2u << 20) && n > 7000 && n < 9000 &&
 	      !strcmp(d + strlen(d) - 5, "END\r\n"),
