@@ -23,12 +23,12 @@ src=$cache/memcached-$version
 
 # Text-protocol tests that do not depend on memcached's internals, and
 # pass.  Why every other file is left out: docs/cached.md.
-PASSING="cas.t expirations.t flags.t flush-all.t getandtouch.t getset.t
-incrdecr.t issue_104.t issue_108.t issue_14.t issue_140.t issue_152.t
-issue_163.t issue_183.t issue_22.t issue_29.t issue_3.t issue_41.t
-issue_42.t issue_50.t issue_61.t issue_67.t issue_68.t issue_70.t
-item_size_max.t line-lengths.t malicious-commands.t maxconns.t
-metaget.t noreply.t quit.t stats-detail.t touch.t unixsocket.t"
+PASSING="binary-get.t binary-sasl.t bogus-commands.t cas.t chunked-items.t evictions.t
+flags.t getandtouch.t getset.t incrdecr.t issue_104.t issue_108.t
+issue_152.t issue_163.t issue_192.t issue_29.t issue_3.t issue_41.t
+issue_42.t issue_61.t issue_68.t issue_70.t item_size_max.t
+malicious-commands.t maxconns.t metaget.t multiversioning.t noreply.t
+quit.t stats-detail.t touch.t unixsocket.t"
 
 fetch() {
 	[ -d "$src/t" ] && return 0

@@ -12,7 +12,7 @@ import time
 
 import util
 
-check = util.Checks("operator")
+check = util.Checks("admin")
 
 
 def rss_shmem_kb(pid):
