@@ -253,8 +253,6 @@ static int meta_preparse(token_t *tokens, size_t start, struct mflags *of,
 				of->recache = true;
 				of->recache_time = cache_exptime(tmp);
 			}
-			if (o == 'N')
-				of->vivify = true;
 			break;
 		case 'l':
 		case 'h':
@@ -755,15 +753,16 @@ void meta_complete_nread(struct conn *c, const char *data)
 
 	c->state = ST_CMD;
 	c->meta_set = false;
-	cache_wrlock();
-	stats.cmd_set++;        /* memcached counts a bad chunk too */
-	cache_unlock();
 	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
+		cache_wrlock();
+		stats.cmd_set++;        /* memcached counts a bad chunk too */
+		cache_unlock();
 		out_err(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
 	cache_wrlock();
+	stats.cmd_set++;
 	r = meta_store(c, hv, data, &cas);
 	cache_unlock();
 	if (r == R_NO_MEMORY) {

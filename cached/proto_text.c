@@ -629,15 +629,16 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	c->state = ST_CMD;
-	cache_wrlock();
-	stats.cmd_set++;        /* memcached counts a bad chunk too */
-	cache_unlock();
 	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
+		cache_wrlock();
+		stats.cmd_set++;        /* memcached counts a bad chunk too */
+		cache_unlock();
 		out_string(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
 	cache_wrlock();
+	stats.cmd_set++;
 	stats_note_store(c->key, c->nkey, hv);
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
