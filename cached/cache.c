@@ -119,6 +119,29 @@ void cache_drop_lost(struct item *it)
 	store_forget(it);
 }
 
+/*
+ * A key whose bytes are lost (and that no origin rebuilt) is a miss, as a
+ * key memcached evicted: forget it, so that add stores and replace, cas,
+ * touch, delete, incr and decr answer as for an absent key.
+ */
+struct item *cache_drop_if_lost(struct item *it)
+{
+	if (it && store_probe(it)) {
+		stats.purge_misses++;
+		store_forget(it);
+		return NULL;
+	}
+	return it;
+}
+
+bool cache_lost(const char *key, size_t nkey, uint32_t hv)
+{
+	bool expired;
+	struct item *it = cache_lookup(key, nkey, hv, &expired);
+
+	return it && store_probe(it);
+}
+
 /* Copy a value into fresh storage and point the item at it. */
 static int put_value(struct item *it, const char *a, uint32_t alen,
 		     const char *b, uint32_t blen)
@@ -176,6 +199,8 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 	char *tmp = NULL;
 	struct item *it;
 
+	if (cmd != CMD_SET)
+		old = cache_drop_if_lost(old);
 	switch (cmd) {
 	case CMD_ADD:
 		if (old) {
@@ -257,26 +282,35 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 			  NULL, 0);
 }
 
-/* memcached's safe_strtoull on a stored value. */
+/*
+ * memcached's safe_strtoull on a stored value, of any length: memcached
+ * parses the item's bytes in place (leading spaces and zeros included),
+ * so a 40-byte "5" padded with spaces is the number 5.  Short values are
+ * parsed from a stack copy, long ones from a heap copy.
+ */
 static bool value_to_u64(const char *p, uint32_t len, uint64_t *out)
 {
-	char buf[32], *end;
+	char sbuf[32], *buf = sbuf, *end;
 	unsigned long long v;
+	bool ok = false;
 
-	if (len == 0 || len >= sizeof(buf))
+	if (len == 0)
+		return false;
+	if (len >= sizeof(sbuf) && !(buf = malloc((size_t)len + 1)))
 		return false;
 	memcpy(buf, p, len);
 	buf[len] = '\0';
 	errno = 0;
 	v = strtoull(buf, &end, 10);
-	if (errno == ERANGE || end == buf)
-		return false;
-	if (*end != '\0' && *end != ' ' && !(*end >= '\t' && *end <= '\r'))
-		return false;
-	if ((long long)v < 0 && memchr(buf, '-', (size_t)(end - buf)))
-		return false;
-	*out = v;
-	return true;
+	if (errno != ERANGE && end != buf &&
+	    (*end == '\0' || *end == ' ' || (*end >= '\t' && *end <= '\r')) &&
+	    !((long long)v < 0 && memchr(buf, '-', (size_t)(end - buf)))) {
+		*out = v;
+		ok = true;
+	}
+	if (buf != sbuf)
+		free(buf);
+	return ok;
 }
 
 enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
@@ -331,7 +365,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 {
 	bool expired;
-	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	struct item *it = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;
@@ -342,7 +376,7 @@ bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 {
 	bool expired;
-	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	struct item *it = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;

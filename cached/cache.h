@@ -73,6 +73,17 @@ bool cache_alive(const struct item *it, uint32_t now);
 /* Checksum of a value (used with --verify). */
 uint32_t cache_csum(const char *p, size_t n);
 
+/*
+ * True when the key is known but its bytes are lost (a purge found now
+ * included): a rebuild from the origin should come first.
+ */
+bool cache_lost(const char *key, size_t nkey, uint32_t hv);
+/*
+ * NULL when it is NULL or its bytes are lost (then it is forgotten and
+ * counted in purge_misses, as a key memcached evicted), else it.
+ */
+struct item *cache_drop_if_lost(struct item *it);
+
 /* Drop a lost item from the index (it became a miss). */
 void cache_drop_lost(struct item *it);
 

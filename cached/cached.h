@@ -74,7 +74,7 @@ struct stats {
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
 	uint64_t compacted_objects, cleaned_objects, cleaned_segments;
-	uint64_t marks, unmarks;
+	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };
 extern struct stats stats;
 extern pthread_rwlock_t cache_lock;
@@ -127,6 +127,8 @@ static inline void cache_unlock(void)
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
 /* times a connection yielded after -R commands (stats.c) */
 extern uint64_t stat_conn_yields;
+extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
+extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
 /* Wall clock in seconds, refreshed by the main thread's timer. */

@@ -66,6 +66,7 @@ struct conn {
 	int pending;            /* upstream requests in flight */
 	bool refetched;         /* the current get already went upstream */
 	bool up_failed;
+	bool up_not_stored;     /* the upstream answered NOT_STORED */
 	bool wait_set;          /* waiting on a write-through */
 	char *reply;            /* reply held back until upstream confirms */
 	struct fetched *fetched; /* values fetched for the current get */
@@ -123,6 +124,8 @@ size_t tokenize(char *command, token_t *tokens, size_t max_tokens);
 
 /* memcached's "noreply" as the last token; true when set. */
 bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
+/* A synchronous origin rebuilds a lost key before a command decides. */
+void rebuild_lost(const char *key, size_t nkey, uint32_t hv);
 
 /* memcached's number parsers: false on junk, overflow or a minus sign. */
 bool safe_strtoull(const char *str, uint64_t *out);

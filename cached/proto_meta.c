@@ -707,6 +707,9 @@ static enum store_res meta_store(struct conn *c, uint32_t hv, const char *data,
 	enum store_res r;
 	struct item *it;
 
+	if (c->cmd != CMD_SET)
+		old = cache_drop_if_lost(old);   /* a lost key is absent */
+
 	if (old && c->cas && (c->cmd == CMD_APPEND || c->cmd == CMD_PREPEND) &&
 	    old->cas != c->cas)
 		return R_EXISTS;
@@ -761,6 +764,8 @@ void meta_complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
+	if (c->cmd != CMD_SET)
+		rebuild_lost(c->key, c->nkey, hv);
 	cache_wrlock();
 	stats.cmd_set++;
 	r = meta_store(c, hv, data, &cas);
@@ -784,7 +789,7 @@ void meta_complete_nread(struct conn *c, const char *data)
 		}
 	}
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
-	    upstream_set(c, c->key, c->nkey, hv) == 0) {
+	    upstream_set(c, c->key, c->nkey, hv, c->cmd) == 0) {
 		/* write-through: the reply waits for the upstream's answer */
 		c->reply = c->noreply ? NULL : strndup(line, (size_t)(p - line));
 		c->noreply = false;
@@ -839,8 +844,10 @@ static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 		}
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
-	it = cache_lookup(tokens[1].value, tokens[1].length, hv, &expired);
+	it = cache_drop_if_lost(cache_lookup(tokens[1].value, tokens[1].length,
+					     hv, &expired));
 	if (!it) {
 		stats.delete_misses++;
 		memcpy(line, "NF", 2);
@@ -919,8 +926,9 @@ static void meta_arith(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(key, nkey);
+	rebuild_lost(key, nkey, hv);
 	cache_wrlock();
-	cur = cache_lookup(key, nkey, hv, &expired);
+	cur = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 	if (cur && cur->state == ITEM_OK && cur->vlen > 0 && of.req_cas &&
 	    cur->cas != of.req_cas) {
 		memcpy(p, "EX", 2);

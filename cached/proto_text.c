@@ -50,10 +50,19 @@
 
 /* ---- buffers ---------------------------------------------------------- */
 
+/* Bytes of connection read buffers and fetched values (stat conn_buffer_bytes). */
+uint64_t stat_conn_buffer_bytes;
+
+static void count_buffer(int64_t delta)
+{
+	__atomic_fetch_add(&stat_conn_buffer_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
 int conn_init_buffers(struct conn *c)
 {
 	c->rbuf = malloc(RBUF_INIT);
-	c->rsize = RBUF_INIT;
+	c->rsize = c->rbuf ? RBUF_INIT : 0;
+	count_buffer((int64_t)c->rsize);
 	c->rstart = c->rend = 0;
 	c->out = evbuffer_new();
 	c->gbuf = evbuffer_new();
@@ -69,6 +78,8 @@ void conn_free_buffers(struct conn *c)
 {
 	free(c->rbuf);
 	c->rbuf = NULL;
+	count_buffer(-(int64_t)c->rsize);
+	c->rsize = 0;
 	if (c->out)
 		evbuffer_free(c->out);
 	if (c->gbuf)
@@ -101,6 +112,7 @@ void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
 	f->next = c->fetched;
 	c->fetched = f;
 	c->fetched_bytes += size;
+	count_buffer((int64_t)size);
 }
 
 void conn_drop_fetched(struct conn *c)
@@ -111,6 +123,7 @@ void conn_drop_fetched(struct conn *c)
 		c->fetched = f->next;
 		free(f);
 	}
+	count_buffer(-(int64_t)c->fetched_bytes);
 	c->fetched_bytes = 0;
 }
 
@@ -135,6 +148,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 		if (nb) {
 			free(c->rbuf);
 			c->rbuf = nb;
+			count_buffer((int64_t)RBUF_INIT - (int64_t)c->rsize);
 			c->rsize = RBUF_INIT;
 		}
 		c->rstart = c->rend = 0;
@@ -156,6 +170,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 		if (!nb)
 			return -1;
 		c->rbuf = nb;
+		count_buffer((int64_t)ns - (int64_t)c->rsize);
 		c->rsize = ns;
 	}
 	return 0;
@@ -262,10 +277,10 @@ static char *put_num(char *p, uint64_t v)
 }
 
 /* "VALUE key flags bytes [cas]\r\n", formatted by hand: it is per hit. */
-static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
-			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
+static size_t format_header(char *hdr, const char *key, size_t nkey,
+			    uint32_t flags, uint32_t vlen, bool ret_cas,
+			    uint64_t cas)
 {
-	char hdr[KEY_MAX_LENGTH + 80];
 	char *p = hdr + 6 + nkey;
 
 	memcpy(hdr, "VALUE ", 6);
@@ -276,13 +291,59 @@ static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
 		p = put_num(p, cas);
 	*p++ = '\r';
 	*p++ = '\n';
-	evbuffer_add(b, hdr, (size_t)(p - hdr));
+	return (size_t)(p - hdr);
+}
+
+#define HDR_MAX (KEY_MAX_LENGTH + 80)
+
+static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
+			uint32_t flags, uint32_t vlen, bool ret_cas, uint64_t cas)
+{
+	char hdr[HDR_MAX];
+
+	evbuffer_add(b, hdr, format_header(hdr, key, nkey, flags, vlen,
+					   ret_cas, cas));
 }
 
 #define ZERO_COPY_MIN 2048   /* larger values are sent from the memfd */
 
+/*
+ * With --verify a value is always copied, never sent from the memfd, and
+ * the checksum is taken of the copy: it covers exactly the bytes that
+ * leave the daemon, whatever happens to the memfd afterwards.  On a
+ * mismatch nothing is added for the key (the client sees a miss).
+ */
+static void emit_item_verified(struct evbuffer *b, struct item *it,
+			       bool ret_cas)
+{
+	char hdr[HDR_MAX];
+	size_t h = format_header(hdr, it->key, it->keylen, it->flags, it->vlen,
+				 ret_cas, it->cas);
+	size_t n = (size_t)it->vlen + 2;
+	struct evbuffer_iovec v;
+	char *p;
+
+	if (evbuffer_reserve_space(b, (ev_ssize_t)(h + n), &v, 1) < 1)
+		return;
+	p = v.iov_base;
+	memcpy(p, hdr, h);
+	memcpy(p + h, store_ptr(it->off), n);
+	if (cache_csum(p + h, n) != it->csum) {
+		__atomic_fetch_add(&stats.verify_errors, 1, __ATOMIC_RELAXED);
+		logmsg(0, "verify: checksum mismatch on key '%.*s' in its reply: not served",
+		       (int)it->keylen, it->key);
+		return;
+	}
+	v.iov_len = h + n;
+	evbuffer_commit_space(b, &v, 1);
+}
+
 static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 {
+	if (settings.verify) {
+		emit_item_verified(b, it, ret_cas);
+		return;
+	}
 	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
 	if (it->vlen + 2 >= ZERO_COPY_MIN) {
 		store_ref(it->seg);
@@ -610,6 +671,46 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 	c->state = ST_NREAD;
 }
 
+/*
+ * With a synchronous origin (gen:, dir:), a key whose bytes were lost is
+ * rebuilt before a command that depends on its existence decides (add,
+ * replace, cas, append, prepend, touch, delete, incr, decr): the answer is
+ * the one it would have had if nothing had been lost.  Without an origin
+ * the lost key is a miss, as an evicted one (cache.c).  The fetch runs
+ * without the lock.
+ */
+void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
+{
+	struct item *it;
+	char *val = NULL;
+	uint32_t vlen = 0, flags = 0;
+	uint64_t t0;
+	int r;
+
+	if (!origin_is_sync())
+		return;
+	cache_wrlock();
+	r = cache_lost(key, nkey, hv);
+	cache_unlock();
+	if (!r)
+		return;
+	t0 = now_usec();
+	r = origin_fetch(key, nkey, &val, &vlen, &flags);
+	t0 = now_usec() - t0;
+	cache_wrlock();
+	stats.origin_fetches++;
+	if (r < 0)
+		stats.origin_errors++;
+	it = index_find(key, nkey, hv);
+	if (r == 1 && it && it->state == ITEM_LOST &&
+	    cache_fill(key, nkey, hv, flags, val, vlen)) {
+		stats.rebuilds++;
+		stats.rebuild_usec += t0;
+	}
+	cache_unlock();
+	free(val);
+}
+
 /* The value block arrived: check its CRLF, store, reply. */
 static void complete_nread(struct conn *c, const char *data)
 {
@@ -637,6 +738,8 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	hv = index_hash(c->key, c->nkey);
+	if (c->cmd != CMD_SET)
+		rebuild_lost(c->key, c->nkey, hv);
 	cache_wrlock();
 	stats.cmd_set++;
 	stats_note_store(c->key, c->nkey, hv);
@@ -644,7 +747,7 @@ static void complete_nread(struct conn *c, const char *data)
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
-	    upstream_set(c, c->key, c->nkey, hv) == 0) {
+	    upstream_set(c, c->key, c->nkey, hv, c->cmd) == 0) {
 		/* write-through: the reply waits for the upstream's answer */
 		c->reply = c->noreply ? NULL : strdup(replies[r]);
 		c->noreply = false;
@@ -676,6 +779,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
 	if (r == D_NOT_FOUND) {
@@ -724,6 +828,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	}
 	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
 	if (found)
@@ -731,7 +836,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	else
 		stats.delete_misses++;
 	cache_unlock();
-	if (found && settings.origin == ORIGIN_MEMCACHE)
+	if (settings.origin == ORIGIN_MEMCACHE)   /* the origin may have it */
 		upstream_delete(c, tokens[1].value, tokens[1].length);
 	out_string(c, found ? "DELETED" : "NOT_FOUND");
 }
@@ -752,6 +857,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
+	rebuild_lost(tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
@@ -1115,8 +1221,23 @@ void proto_upstream_done(struct conn *c)
 	if (c->state != ST_WAIT)
 		return;
 	c->state = ST_CMD;
+	if (c->wait_set && c->up_failed) {
+		/* roll back: the cache never holds what the origin refused */
+		uint32_t hv = index_hash(c->key, c->nkey);
+
+		cache_wrlock();
+		cache_delete(c->key, c->nkey, hv);
+		cache_unlock();
+	}
 	if (c->reply) {
-		if (c->up_failed) {
+		if (c->up_failed && c->up_not_stored && !strncmp(c->reply, "HD", 2)) {
+			/* an ms reply (HD and its return flags) becomes NS */
+			evbuffer_add(c->out, "NS", 2);
+			evbuffer_add(c->out, c->reply + 2, strlen(c->reply + 2));
+			evbuffer_add(c->out, "\r\n", 2);
+		} else if (c->up_failed && c->up_not_stored) {
+			evbuffer_add_printf(c->out, "NOT_STORED\r\n");
+		} else if (c->up_failed) {
 			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");
 		} else {
 			evbuffer_add(c->out, c->reply, strlen(c->reply));
@@ -1126,6 +1247,7 @@ void proto_upstream_done(struct conn *c)
 		c->reply = NULL;
 	}
 	c->up_failed = false;
+	c->up_not_stored = false;
 	/* a get that waited runs again; its misses are now final */
 	if (!c->wait_set)
 		c->refetched = true;

@@ -59,6 +59,8 @@ void stats_emit(struct evbuffer *out)
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
 	U("conn_yields", __atomic_load_n(&stat_conn_yields, __ATOMIC_RELAXED));
+	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
+	U("conn_buffer_bytes", __atomic_load_n(&stat_conn_buffer_bytes, __ATOMIC_RELAXED));
 	U("cmd_get", s.cmd_get);
 	U("cmd_set", s.cmd_set);
 	U("cmd_flush", s.cmd_flush);
@@ -100,6 +102,9 @@ void stats_emit(struct evbuffer *out)
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
+	U("volatile_mark_failures", s.mark_failures);
+	U("volatile_unmark_failures", s.unmark_failures);
+	U("quarantined_segments", st.quarantined);
 	U("compacted_objects", s.compacted_objects);
 	U("cleaned_objects", s.cleaned_objects);
 	U("cleaned_segments", s.cleaned_segments);

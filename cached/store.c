@@ -22,10 +22,46 @@
  * The budget (-m) covers segment bytes plus index memory.  Over budget,
  * old lost items are forgotten first, then the coldest segment (oldest
  * access time) is evicted with all its items.
+ *
+ * Segment states.  Each slot has exactly one state (struct seg.state) and
+ * every change of state goes through one function, named on the arrow:
+ *
+ *            seg_open                  seg_seal
+ *   FREE ----------------> ACTIVE -----------------> SEALED
+ *    ^  \  seg_spare_take    ^  (small, appending)     |  ^
+ *    |   `-> SPARE ----------'                 seg_mark|  |seg_wake
+ *    |        seg_open       |                         v  |  (not purged)
+ *    |                       | seg_open             IDLE (marked volatile,
+ *    |   WARM <--------------+                       small or large)
+ *    |   WARM_IDLE ----------'  (warm_take unmarks)    |
+ *    |        ^                                        | seg_wake: purged ->
+ *    |        | seg_release(keep)                      | items lost
+ *    |        |                                        v
+ *    +---- seg_release <--- any of ACTIVE, SEALED, LARGE, IDLE
+ *    |        |   \
+ *    |        |    `--> ZOMBIE (replies point into it) --store_sweep-->
+ *    |        v                                          seg_release
+ *    +--- QUARANTINE  (an unmark failed: the kernel may still hold the
+ *          range volatile; punched, never reused; quarantine_retry
+ *          unmarks it again on later ticks and frees it)
+ *
+ *   FREE --seg_open(large)--> LARGE (+ CONT on the slots after the head)
+ *   LARGE --seg_mark--> IDLE --seg_wake--> LARGE
+ *
+ * The invariant that keeps every byte right: the kernel may hold a slot
+ * volatile only while its state is IDLE, WARM_IDLE or QUARANTINE.  A
+ * range outlives a hole punch in the kernel, so seg_unmark() runs before
+ * any marked slot is punched, reused or reset; when it fails the slot is
+ * quarantined.  store_audit() checks this against POSIX_FADV_ISVOLATILE.
+ *
+ * Two holds are not states: refs (replies in flight that point into the
+ * segment, atomic) and pinned (the store is moving the segment's items
+ * and must not see it freed under its feet).
  */
 #define _GNU_SOURCE
 #include "store.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -40,25 +76,38 @@
 /* Unit tests replace the kernel calls to simulate purges on any kernel. */
 long fake_vol_mark(int fd, off_t off, off_t len);
 long fake_vol_unmark(int fd, off_t off, off_t len);
+long fake_vol_query(int fd, off_t off, off_t len);
 #define vol_mark fake_vol_mark
 #define vol_unmark fake_vol_unmark
+#define vol_query fake_vol_query
 #endif
 
 #define PAGE 4096u
 
-enum seg_kind { SEG_FREE = 0, SEG_SMALL, SEG_LARGE, SEG_CONT, SEG_WARM, SEG_SPARE };
+enum seg_state {
+	SEG_FREE = 0,     /* unused slot: no pages, not volatile */
+	SEG_SPARE,        /* taken to be populated by the main thread */
+	SEG_ACTIVE,       /* small: objects are appended here */
+	SEG_SEALED,       /* small: no more appends */
+	SEG_LARGE,        /* one large object; head of its slots */
+	SEG_CONT,         /* a slot after the head of a large object */
+	SEG_IDLE,         /* sealed small or large, marked volatile */
+	SEG_WARM,         /* empty small, pages kept for reuse */
+	SEG_WARM_IDLE,    /* empty small, pages kept, marked volatile */
+	SEG_QUARANTINE,   /* unmark failed: may be volatile; never reused */
+	SEG_ZOMBIE,       /* released while replies still point into it */
+};
 
 struct seg {
-	uint8_t kind;
-	uint8_t vol;        /* marked volatile */
-	uint8_t pinned;     /* not to be evicted right now */
-	uint8_t zombie;     /* freed, but replies still point into it */
+	uint8_t state;      /* enum seg_state */
+	uint8_t large;      /* holds one large object (LARGE, IDLE, ZOMBIE) */
+	uint8_t pinned;     /* items being moved: do not release */
+	uint8_t keep;       /* ZOMBIE: release as warm when the refs go */
 	uint32_t refs;      /* replies in flight that point into it (atomic) */
-	bool keep_on_release;
 	uint32_t nslots;    /* slots spanned (head entry) */
 	uint64_t used;      /* bytes appended (small) / value bytes (large) */
 	uint64_t charge;    /* bytes charged to the budget */
-	uint64_t vbytes;    /* length of the volatile range */
+	uint64_t vbytes;    /* length of the volatile range (IDLE, WARM_IDLE) */
 	uint64_t live;      /* bytes of linked items, as appended (small) */
 	uint32_t nitems;
 	uint32_t atime;
@@ -79,14 +128,14 @@ static uint32_t cursor;
 /*
  * Freed small segments are kept "warm" on a stack instead of being punched
  * out, and reused first: appending into pages that are already there costs
- * no page fault and no hole punch under the lock.  The warm stack plus the
- * live segments never exceed the budget's worth of touched slots.  In
- * volatile mode a warm segment is marked volatile, so the kernel may take
- * its pages back at any time; reuse unmarks it and ignores the purge flag.
+ * no page fault and no hole punch under the lock.  In volatile mode a warm
+ * segment is marked volatile (WARM_IDLE), so the kernel may take its pages
+ * back at any time; warm_take() unmarks it before reuse, and quarantines
+ * it when the unmark fails.
  */
 static uint32_t *warm;
 static uint32_t nwarm;
-static uint32_t nzombies;
+static uint32_t nzombies, nquarantined;
 
 /*
  * Spare segments: fresh slots whose pages the main thread has populated
@@ -95,7 +144,7 @@ static uint32_t nzombies;
  */
 #define SPARE_TARGET 4
 static uint32_t spare[SPARE_TARGET];
-static uint32_t nspare;
+static uint32_t nspare, nspare_out;   /* ready; being populated */
 void (*store_spare_wanted)(void);
 
 /* Lost items, oldest first, linked through snext/sprev. */
@@ -110,6 +159,31 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 static uint64_t seg_off(uint32_t s)
 {
 	return (uint64_t)s * seg_size;
+}
+
+static uint64_t seg_span(uint32_t s)
+{
+	return (uint64_t)(segs[s].nslots ? segs[s].nslots : 1) * seg_size;
+}
+
+/* Holds objects that can be read without a system call. */
+static bool seg_readable(const struct seg *g)
+{
+	return g->state == SEG_ACTIVE || g->state == SEG_SEALED ||
+	       g->state == SEG_LARGE;
+}
+
+/* Holds objects (readable or marked volatile). */
+static bool seg_holds(const struct seg *g)
+{
+	return seg_readable(g) || g->state == SEG_IDLE;
+}
+
+/* May be volatile in the kernel. */
+static bool seg_marked(const struct seg *g)
+{
+	return g->state == SEG_IDLE || g->state == SEG_WARM_IDLE ||
+	       g->state == SEG_QUARANTINE;
 }
 
 /* Create memfd, size it, map it, allocate the segment table. */
@@ -141,6 +215,9 @@ int store_init(uint64_t maxbytes, bool vol)
 	active = SEG_NONE;
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
+	nzombies = nquarantined = 0;
+	nspare = nspare_out = 0;
+	cursor = 0;
 	lost_head = lost_tail = NULL;
 	lost_count = lost_bytes = 0;
 	return 0;
@@ -162,66 +239,159 @@ void store_destroy(void)
 	store_fd = -1;
 }
 
-/* Bytes of the budget in use: segments plus index memory. */
+/*
+ * Bytes of the budget in use: segments, index memory, and the pages kept
+ * for reuse (warm and spare segments, and spares being populated), which
+ * are resident too: -m bounds what the store keeps in memory.
+ */
 static uint64_t charged(void)
 {
-	return used_bytes + index_mem_bytes();
+	return used_bytes + index_mem_bytes() +
+	       (uint64_t)(nwarm + nspare + nspare_out) * seg_size;
+}
+
+static void punch(uint32_t s, uint64_t len)
+{
+	fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		  (off_t)seg_off(s), (off_t)len);
 }
 
 /*
- * Release a segment's slots.  A small segment whose pages are intact goes
- * on the warm stack (keep); anything else has its hole punched.
+ * The one place a marked range is given back by the store: unmark the
+ * whole span of slot s.  Returns 1 if the kernel had purged any of it, 0
+ * if not, or a negative errno with the range still volatile.  Drops the
+ * volatile accounting either way (the caller changes the state).
+ */
+static long seg_unmark(uint32_t s)
+{
+	struct seg *g = &segs[s];
+	long r = vol_unmark(store_fd, (off_t)seg_off(s), (off_t)seg_span(s));
+
+	stats.unmarks++;
+	if (r < 0) {
+		stats.unmark_failures++;
+		return r;
+	}
+	if (g->state == SEG_IDLE || g->state == SEG_WARM_IDLE) {
+		vol_bytes -= g->vbytes;
+		vol_ranges--;
+		g->vbytes = 0;
+	}
+	return r;
+}
+
+/*
+ * Mark s volatile over len bytes: IDLE for a sealed or large segment,
+ * WARM_IDLE for a warm one.  Returns 0, or -1 (counted) with the state
+ * unchanged.
+ */
+static int seg_mark(uint32_t s, uint64_t len)
+{
+	struct seg *g = &segs[s];
+
+	assert(g->state == SEG_SEALED || g->state == SEG_LARGE ||
+	       g->state == SEG_WARM);
+	assert(!__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE));
+	if (vol_mark(store_fd, (off_t)seg_off(s), (off_t)len) < 0) {
+		stats.mark_failures++;
+		return -1;
+	}
+	stats.marks++;
+	g->state = g->state == SEG_WARM ? SEG_WARM_IDLE : SEG_IDLE;
+	g->vbytes = len;
+	vol_bytes += len;
+	vol_ranges++;
+	return 0;
+}
+
+/* The slots of s (already punched) wait for an unmark that succeeds. */
+static void seg_quarantine(uint32_t s, uint32_t n)
+{
+	struct seg *g = &segs[s];
+
+	if (g->state == SEG_IDLE || g->state == SEG_WARM_IDLE) {
+		vol_bytes -= g->vbytes;
+		vol_ranges--;
+	}
+	memset(g, 0, sizeof(*g));
+	g->state = SEG_QUARANTINE;
+	g->nslots = n;
+	for (uint32_t i = 1; i < n; i++)
+		segs[s + i].state = SEG_CONT;
+	nquarantined++;
+}
+
+/* Give the slots of s back as FREE. */
+static void seg_clear(uint32_t s, uint32_t n)
+{
+	memset(&segs[s], 0, sizeof(segs[s]));
+	for (uint32_t i = 1; i < n; i++)
+		segs[s + i].state = SEG_FREE;
+}
+
+/* Retry the unmark of quarantined slots; frees those that succeed. */
+static void quarantine_retry(void)
+{
+	for (uint32_t s = 0; nquarantined && s < nslots; s++) {
+		struct seg *g = &segs[s];
+
+		if (g->state != SEG_QUARANTINE)
+			continue;
+		if (seg_unmark(s) < 0)
+			continue;
+		nquarantined--;
+		seg_clear(s, g->nslots ? g->nslots : 1);
+	}
+}
+
+/*
+ * Release an emptied segment (ACTIVE, SEALED, LARGE, IDLE, or a ZOMBIE
+ * whose replies are gone).  Every punch, reuse or reset of a slot goes
+ * through here: a marked segment is unmarked first, and quarantined when
+ * that fails.  keep: a small segment's pages stay as a warm segment.
  */
 static void seg_release(uint32_t s, bool keep)
 {
 	struct seg *g = &segs[s];
-	uint64_t len = (uint64_t)g->nslots * seg_size;
+	uint32_t n = g->nslots ? g->nslots : 1;
+	bool small = !g->large;
 
+	assert(seg_holds(g) || g->state == SEG_ZOMBIE);
+	assert(g->nitems == 0 && !g->pinned);
+	if (active == s)
+		active = SEG_NONE;
 	if (__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE)) {
 		/* a reply still points here: keep it until store_sweep */
-		if (!g->zombie)
+		assert(g->state != SEG_IDLE);
+		if (g->state != SEG_ZOMBIE)
 			nzombies++;
-		g->zombie = 1;
-		g->keep_on_release = keep;
-		if (active == s)
-			active = SEG_NONE;
+		g->state = SEG_ZOMBIE;
+		g->keep = keep;
 		return;
 	}
-	if (g->zombie)
+	if (g->state == SEG_ZOMBIE)
 		nzombies--;
-
-	if (g->vol) {
-		vol_bytes -= g->vbytes;
-		vol_ranges--;
-	}
-	if (keep && g->kind == SEG_SMALL) {
-		bool marked = g->vol;
-
-		if (!marked && vol_enabled &&
-		    vol_mark(store_fd, (off_t)seg_off(s), (off_t)seg_size) == 0)
-			marked = true;
-		used_bytes -= g->charge;
-		nsmall--;
-		if (active == s)
-			active = SEG_NONE;
-		memset(g, 0, sizeof(*g));
-		g->kind = SEG_WARM;
-		g->vol = marked;       /* for a warm segment: needs an unmark */
-		warm[nwarm++] = s;
-		return;
-	}
-	fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)seg_off(s), (off_t)len);
 	used_bytes -= g->charge;
-	if (g->kind == SEG_SMALL)
+	if (small)
 		nsmall--;
 	else
 		nlarge--;
-	for (uint32_t i = 1; i < g->nslots; i++)
-		segs[s + i].kind = SEG_FREE;
-	if (active == s)
-		active = SEG_NONE;
-	memset(g, 0, sizeof(*g));
+	if (g->state == SEG_IDLE && seg_unmark(s) < 0) {
+		punch(s, seg_span(s));
+		seg_quarantine(s, n);
+		return;
+	}
+	if (keep && small) {
+		memset(g, 0, sizeof(*g));
+		g->state = SEG_WARM;
+		g->nslots = 1;
+		if (vol_enabled)
+			seg_mark(s, seg_size);   /* stays WARM if it fails */
+		warm[nwarm++] = s;
+		return;
+	}
+	punch(s, (uint64_t)n * seg_size);
+	seg_clear(s, n);
 }
 
 static void seg_free(uint32_t s)
@@ -229,12 +399,37 @@ static void seg_free(uint32_t s)
 	seg_release(s, true);
 }
 
+/*
+ * Pop a warm segment that can be written: unmarked first when it is
+ * WARM_IDLE (its old contents do not matter, purged or not).  Returns
+ * SEG_NONE when the stack is empty; a segment whose unmark fails is
+ * quarantined and the next one tried.
+ */
+static uint32_t warm_take(void)
+{
+	while (nwarm) {
+		uint32_t s = warm[--nwarm];
+		struct seg *g = &segs[s];
+
+		assert(g->state == SEG_WARM || g->state == SEG_WARM_IDLE);
+		if (g->state == SEG_WARM_IDLE && seg_unmark(s) < 0) {
+			punch(s, seg_size);
+			seg_quarantine(s, 1);
+			continue;
+		}
+		g->state = SEG_FREE;
+		return s;
+	}
+	return SEG_NONE;
+}
+
 /* Release zombie segments whose replies have all been written. */
 static void store_sweep(void)
 {
 	for (uint32_t s = 0; nzombies && s < nslots; s++)
-		if (segs[s].zombie && !__atomic_load_n(&segs[s].refs, __ATOMIC_ACQUIRE))
-			seg_release(s, segs[s].keep_on_release);
+		if (segs[s].state == SEG_ZOMBIE &&
+		    !__atomic_load_n(&segs[s].refs, __ATOMIC_ACQUIRE))
+			seg_release(s, segs[s].keep);
 }
 
 void store_ref(uint32_t s)
@@ -252,12 +447,11 @@ void store_unref_cb(const void *data, size_t len, void *arg)
 /* Punch out every warm segment (a large object needs contiguous room). */
 static void warm_drain(void)
 {
-	while (nwarm) {
-		uint32_t s = warm[--nwarm];
+	uint32_t s;
 
-		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  (off_t)seg_off(s), (off_t)seg_size);
-		memset(&segs[s], 0, sizeof(segs[s]));
+	while ((s = warm_take()) != SEG_NONE) {
+		punch(s, seg_size);
+		seg_clear(s, 1);
 	}
 }
 
@@ -278,6 +472,7 @@ static void lost_push(struct item *it)
 /* Remove from the lost list. */
 static void lost_del(struct item *it)
 {
+	assert(lost_count > 0 && it->state == ITEM_LOST);
 	if (it->sprev)
 		it->sprev->snext = it->snext;
 	else
@@ -296,6 +491,7 @@ void store_link(struct item *it)
 {
 	struct seg *g = &segs[it->seg];
 
+	assert(seg_readable(g));
 	it->sprev = NULL;
 	it->snext = g->items;
 	if (g->items)
@@ -307,7 +503,11 @@ void store_link(struct item *it)
 	it->state = ITEM_OK;
 }
 
-/* Detach from the segment (or the lost list); free an emptied segment. */
+/*
+ * Detach from the segment (or the lost list); free an emptied segment.
+ * The item is left without storage (ITEM_OK, SEG_NONE), so a second
+ * unlink is a no-op.
+ */
 void store_unlink(struct item *it)
 {
 	struct seg *g;
@@ -315,11 +515,14 @@ void store_unlink(struct item *it)
 
 	if (it->state == ITEM_LOST) {
 		lost_del(it);
+		it->state = ITEM_OK;
+		it->seg = SEG_NONE;
 		return;
 	}
 	if (s == SEG_NONE)
 		return;
 	g = &segs[s];
+	assert(seg_holds(g) && g->nitems > 0);
 	if (it->sprev)
 		it->sprev->snext = it->snext;
 	else
@@ -370,6 +573,14 @@ static void seg_evict(uint32_t s)
 	seg_free(s);
 }
 
+/* Evictable: holds objects, nobody is moving them, not being appended. */
+static bool seg_evictable(uint32_t s, bool allow_active)
+{
+	const struct seg *g = &segs[s];
+
+	return seg_holds(g) && !g->pinned && (s != active || allow_active);
+}
+
 /* Coldest evictable segment, or SEG_NONE. */
 static uint32_t coldest(bool allow_active)
 {
@@ -378,9 +589,7 @@ static uint32_t coldest(bool allow_active)
 	for (uint32_t s = 0; s < nslots; s++) {
 		struct seg *g = &segs[s];
 
-		if (g->kind != SEG_SMALL && g->kind != SEG_LARGE)
-			continue;
-		if (g->pinned || g->zombie || (s == active && !allow_active))
+		if (!seg_evictable(s, allow_active))
 			continue;
 		if (best == SEG_NONE || g->atime < segs[best].atime ||
 		    (g->atime == segs[best].atime && g->nitems < segs[best].nitems))
@@ -388,6 +597,12 @@ static uint32_t coldest(bool allow_active)
 	}
 	return best;
 }
+
+/*
+ * Lost keys (index entries without bytes, waiting for a rebuild) may take
+ * up to 1/LOST_SHARE of the budget before the oldest are forgotten.
+ */
+#define LOST_SHARE 64
 
 /* Free some budget: forget old lost items, else evict a segment. */
 static int make_room(void)
@@ -401,7 +616,16 @@ static int make_room(void)
 		if (nzombies < before)
 			return 0;
 	}
-	if (lost_head && lost_bytes * 16 > budget / 4) {
+	if (nwarm) {
+		/* pages kept for reuse go before any data */
+		s = warm_take();
+		if (s != SEG_NONE) {
+			punch(s, seg_size);
+			seg_clear(s, 1);
+		}
+		return 0;
+	}
+	if (lost_head && lost_bytes > budget / LOST_SHARE) {
 		for (int i = 0; i < 64 && lost_head; i++)
 			store_forget(lost_head);
 		return 0;
@@ -429,7 +653,7 @@ static uint32_t find_slots(uint32_t n)
 
 		if (s + n > nslots)
 			continue;
-		for (i = 0; i < n && segs[s + i].kind == SEG_FREE; i++)
+		for (i = 0; i < n && segs[s + i].state == SEG_FREE; i++)
 			;
 		if (i == n) {
 			cursor = s + n;
@@ -439,52 +663,77 @@ static uint32_t find_slots(uint32_t n)
 	return SEG_NONE;
 }
 
+/* FREE or SPARE slots [s, s + n) become an ACTIVE or LARGE segment. */
+static void seg_open(uint32_t s, bool large, uint32_t n, uint64_t charge)
+{
+	struct seg *g = &segs[s];
+
+	assert(g->state == SEG_FREE || g->state == SEG_SPARE);
+	memset(g, 0, sizeof(*g));
+	g->state = large ? SEG_LARGE : SEG_ACTIVE;
+	g->large = large;
+	g->nslots = n;
+	g->charge = charge;
+	g->atime = current_time;
+	for (uint32_t i = 1; i < n; i++) {
+		assert(segs[s + i].state == SEG_FREE);
+		segs[s + i].state = SEG_CONT;
+	}
+	used_bytes += charge;
+	if (large)
+		nlarge++;
+	else
+		nsmall++;
+}
+
+/* The active segment takes no more appends. */
+static void seg_seal(uint32_t s)
+{
+	assert(segs[s].state == SEG_ACTIVE);
+	segs[s].state = SEG_SEALED;
+	if (active == s)
+		active = SEG_NONE;
+	if (segs[s].nitems == 0 && !segs[s].pinned)
+		seg_free(s);
+}
+
 /* Take n slots as a new segment charged with charge bytes. */
-static uint32_t seg_new(int kind, uint32_t n, uint64_t charge)
+static uint32_t seg_new(bool large, uint32_t n, uint64_t charge)
 {
 	uint32_t s;
+	bool retried = false;
 
 	for (;;) {
-		if (charged() + charge <= budget) {
-			if (kind == SEG_SMALL && nwarm) {
-				s = warm[--nwarm];
-				if (segs[s].vol)   /* contents do not matter */
-					vol_unmark(store_fd, (off_t)seg_off(s),
-						   (off_t)seg_size);
-				memset(&segs[s], 0, sizeof(segs[s]));
+		/* a warm or spare segment is charged already: reuse is free */
+		if (!large && charged() <= budget) {
+			if ((s = warm_take()) != SEG_NONE)
 				break;
-			}
-			if (kind == SEG_SMALL && nspare) {
+			if (nspare) {
 				s = spare[--nspare];
-				memset(&segs[s], 0, sizeof(segs[s]));
 				if (store_spare_wanted)
 					store_spare_wanted();
 				break;
 			}
+		}
+		if (charged() + charge <= budget) {
 			if ((s = find_slots(n)) != SEG_NONE)
 				break;
 			if (nwarm) {
 				warm_drain();
 				continue;
 			}
+			if (nquarantined && !retried) {
+				retried = true;
+				quarantine_retry();
+				continue;
+			}
 		}
 		if (make_room() < 0)
 			return SEG_NONE;
 	}
-	segs[s].kind = (uint8_t)kind;
-	segs[s].nslots = n;
-	segs[s].charge = charge;
-	segs[s].atime = current_time;
-	for (uint32_t i = 1; i < n; i++)
-		segs[s + i].kind = SEG_CONT;
-	used_bytes += charge;
-	if (kind == SEG_SMALL)
-		nsmall++;
-	else
-		nlarge++;
+	seg_open(s, large, n, charge);
 	return s;
 }
-
 /*
  * The log cleaner.  Overwrites and deletes leave dead bytes in sealed
  * segments, and a segment comes free only when its last object goes: under
@@ -530,11 +779,12 @@ static void store_clean(void)
 
 	for (uint32_t s = 0; s < nslots; s++) {
 		g = &segs[s];
-		if (g->kind != SEG_SMALL)
+		if (g->large || !seg_holds(g))
 			continue;
 		live += g->live;
-		if (s == active || g->vol || g->pinned || g->zombie ||
-		    !g->nitems || g->live * 2 > seg_size)
+		/* IDLE ones are left alone: a copy would unmark them */
+		if (g->state != SEG_SEALED || g->pinned || !g->nitems ||
+		    g->live * 2 > seg_size)
 			continue;
 		if (victim == SEG_NONE || g->live < segs[victim].live)
 			victim = s;
@@ -553,7 +803,7 @@ static void store_clean(void)
 	}
 	g->pinned = 0;
 	cleaning = false;
-	if (g->nitems == 0) {
+	if (g->nitems == 0 && seg_holds(g)) {
 		stats.cleaned_segments++;
 		seg_free(victim);
 	}
@@ -570,7 +820,7 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 
 		if (bytes > budget || n > nslots)
 			return -1;
-		s = seg_new(SEG_LARGE, n, bytes);
+		s = seg_new(true, n, bytes);
 		if (s == SEG_NONE)
 			return -1;
 		segs[s].used = len;
@@ -579,20 +829,19 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 		return 0;
 	}
 	if (active == SEG_NONE || segs[active].used + need > seg_size) {
-		if (active != SEG_NONE) {
-			uint32_t old = active;
-
-			active = SEG_NONE;
-			if (segs[old].nitems == 0)
-				seg_free(old);
-		}
+		if (active != SEG_NONE)
+			seg_seal(active);
 		if (!cleaning)
 			store_clean();   /* may open a new active segment */
-		if (active == SEG_NONE || segs[active].used + need > seg_size)
-			active = seg_new(SEG_SMALL, 1, seg_size);
+		if (active == SEG_NONE || segs[active].used + need > seg_size) {
+			if (active != SEG_NONE)
+				seg_seal(active);
+			active = seg_new(false, 1, seg_size);
+		}
 		if (active == SEG_NONE)
 			return -1;
 	}
+	assert(segs[active].state == SEG_ACTIVE);
 	*seg = active;
 	*off = seg_off(active) + segs[active].used;
 	segs[active].used += need;
@@ -600,13 +849,15 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 	return 0;
 }
 
-/* Purge bookkeeping: every item of the segment becomes lost. */
-static void seg_purged(uint32_t s)
+/*
+ * The bytes of s are gone (purged, or dropped): every item becomes lost,
+ * and the segment is released.
+ */
+static void seg_lose_all(uint32_t s)
 {
 	struct seg *g = &segs[s];
 	struct item *it;
 
-	stats.purged_ranges++;
 	g->pinned = 1;
 	while ((it = g->items)) {
 		stats.purged_objects++;
@@ -616,29 +867,47 @@ static void seg_purged(uint32_t s)
 	seg_release(s, false);
 }
 
+/*
+ * Unmark an IDLE segment that is about to be read.  Returns 0 with the
+ * segment SEALED or LARGE again; 1 when the kernel had purged it or the
+ * unmark failed: every item is then lost and the segment released (a
+ * failed unmark leaves the range volatile, so seg_release quarantines it
+ * unless a second try succeeds).
+ */
+static int seg_wake(uint32_t s)
+{
+	struct seg *g = &segs[s];
+	long r;
+
+	assert(g->state == SEG_IDLE && !g->pinned);
+	r = seg_unmark(s);
+	if (r == 0) {
+		g->state = g->large ? SEG_LARGE : SEG_SEALED;
+		return 0;
+	}
+	if (r > 0) {
+		stats.purged_ranges++;
+		g->state = g->large ? SEG_LARGE : SEG_SEALED;
+	} else {
+		logmsg(1, "unmark failed (%ld): its objects are lost", r);
+	}
+	seg_lose_all(s);
+	return 1;
+}
+
 int store_prepare_read(struct item *it, uint32_t now)
 {
 	uint32_t s = it->seg;
 	struct seg *g = &segs[s];
-	long r;
 
-	if (!g->vol) {
+	assert(it->state == ITEM_OK && s != SEG_NONE && seg_holds(g));
+	if (g->state != SEG_IDLE) {
 		g->atime = now;
 		return 0;
 	}
-	r = vol_unmark(store_fd, (off_t)seg_off(s), (off_t)g->vbytes);
-	stats.unmarks++;
-	g->vol = 0;
-	vol_bytes -= g->vbytes;
-	vol_ranges--;
-	g->vbytes = 0;
-	if (r != 0) {
-		if (r < 0)
-			logmsg(1, "unmark failed (%ld): treating range as purged", r);
-		seg_purged(s);
+	if (seg_wake(s))
 		return 1;
-	}
-	if (g->kind == SEG_SMALL && s != active) {
+	if (!g->large) {
 		/* copy the hot object forward; the rest may go volatile again */
 		uint32_t ns;
 		uint64_t noff;
@@ -659,6 +928,15 @@ int store_prepare_read(struct item *it, uint32_t now)
 	return 0;
 }
 
+int store_probe(struct item *it)
+{
+	if (it->state == ITEM_LOST)
+		return 1;
+	if (it->seg == SEG_NONE || segs[it->seg].state != SEG_IDLE)
+		return 0;
+	return seg_wake(it->seg);
+}
+
 bool store_touch_hot(struct item *it, uint32_t now)
 {
 	struct seg *g;
@@ -666,7 +944,7 @@ bool store_touch_hot(struct item *it, uint32_t now)
 	if (it->state != ITEM_OK || it->seg == SEG_NONE)
 		return false;
 	g = &segs[it->seg];
-	if (g->vol)
+	if (!seg_readable(g))
 		return false;
 	if (__atomic_load_n(&g->atime, __ATOMIC_RELAXED) != now)
 		__atomic_store_n(&g->atime, now, __ATOMIC_RELAXED);
@@ -716,12 +994,33 @@ static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 	}
 	g->pinned = 0;
 	if (g->nitems == 0) {
-		seg_free(s);
+		if (seg_holds(g))
+			seg_free(s);
 		return done;
 	}
 	if (done)
 		g->atime = newest;
 	return done;
+}
+
+/* A sealed small segment with hot objects among idle ones. */
+static bool seg_compactable(uint32_t s, uint32_t now, uint32_t idle_secs)
+{
+	const struct seg *g = &segs[s];
+
+	return g->state == SEG_SEALED && !g->pinned && g->nitems &&
+	       now - g->atime < idle_secs;
+}
+
+/* A sealed or large segment whose objects have all been idle. */
+static bool seg_markable(uint32_t s, uint32_t now, uint32_t idle_secs)
+{
+	const struct seg *g = &segs[s];
+
+	return (g->state == SEG_SEALED || g->state == SEG_LARGE) &&
+	       !g->pinned && g->nitems &&
+	       !__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE) &&
+	       now - g->atime >= idle_secs;
 }
 
 void store_tick(uint32_t now, uint32_t idle_secs)
@@ -730,47 +1029,33 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 	uint64_t scanned = 0;
 
 	store_sweep();
-	if (active != SEG_NONE && now - segs[active].atime >= idle_secs) {
-		uint32_t old = active;
-
-		active = SEG_NONE;   /* seal it so it can go volatile */
-		if (segs[old].nitems == 0)
-			seg_free(old);
-	}
-	if (!vol_enabled)
-		return;
+	if (nquarantined)
+		quarantine_retry();
+	if (active != SEG_NONE && now - segs[active].atime >= idle_secs)
+		seg_seal(active);   /* so it can go volatile */
+	/*
+	 * Every mode rescues hot objects from cold segments: volatile mode so
+	 * that the rest can go volatile, pinned and psi modes so that eviction
+	 * and PSI drops (coldest segment first) take the cold objects and keep
+	 * the hot ones.  The modes are compared on equal terms.
+	 */
 	for (uint32_t n = 0; n < nslots && scanned < COMPACT_SCAN &&
 	     compacted < COMPACT_MAX; n++) {
 		uint32_t s = compact_cursor;
-		struct seg *g = &segs[s];
 
 		if (++compact_cursor >= nslots)
 			compact_cursor = 0;
-		if (g->kind != SEG_SMALL || g->vol || s == active || g->pinned ||
-		    g->zombie || !g->nitems || now - g->atime >= idle_secs)
+		if (!seg_compactable(s, now, idle_secs))
 			continue;
-		scanned += g->nitems;
+		scanned += segs[s].nitems;
 		if (seg_compact(s, now, idle_secs))
 			compacted++;
 	}
-	for (uint32_t s = 0; s < nslots; s++) {
-		struct seg *g = &segs[s];
-		uint64_t len;
-
-		if ((g->kind != SEG_SMALL && g->kind != SEG_LARGE) || g->vol ||
-		    s == active || g->pinned || g->zombie || !g->nitems ||
-		    __atomic_load_n(&g->refs, __ATOMIC_ACQUIRE) ||
-		    now - g->atime < idle_secs)
-			continue;
-		len = round_up(g->used, PAGE);
-		if (vol_mark(store_fd, (off_t)seg_off(s), (off_t)len) < 0)
-			continue;
-		stats.marks++;
-		g->vol = 1;
-		g->vbytes = len;
-		vol_bytes += len;
-		vol_ranges++;
-	}
+	if (!vol_enabled)
+		return;
+	for (uint32_t s = 0; s < nslots; s++)
+		if (seg_markable(s, now, idle_secs))
+			seg_mark(s, round_up(segs[s].used, PAGE));
 }
 
 uint64_t store_drop_coldest(uint64_t bytes)
@@ -784,8 +1069,7 @@ uint64_t store_drop_coldest(uint64_t bytes)
 			break;
 		dropped += segs[s].charge;
 		stats.psi_dropped_bytes += segs[s].charge;
-		seg_purged(s);
-		stats.purged_ranges--;    /* a drop is not a kernel purge */
+		seg_lose_all(s);
 	}
 	return dropped;
 }
@@ -794,13 +1078,15 @@ uint32_t store_spare_take(void)
 {
 	uint32_t s;
 
-	if (nspare + 0u >= SPARE_TARGET || nwarm)
+	if (nspare + nspare_out >= SPARE_TARGET || nwarm)
 		return SEG_NONE;
-	if (charged() + (nspare + 2) * seg_size > budget)
+	if (charged() + 2 * seg_size > budget)
 		return SEG_NONE;   /* no room to hold spares */
 	s = find_slots(1);
-	if (s != SEG_NONE)
-		segs[s].kind = SEG_SPARE;
+	if (s != SEG_NONE) {
+		segs[s].state = SEG_SPARE;
+		nspare_out++;
+	}
 	return s;
 }
 
@@ -812,6 +1098,8 @@ void *store_slot_ptr(uint32_t s, size_t *len)
 
 void store_spare_put(uint32_t s)
 {
+	assert(segs[s].state == SEG_SPARE && nspare_out > 0);
+	nspare_out--;
 	spare[nspare++] = s;
 }
 
@@ -824,10 +1112,54 @@ static void forget_cb(struct item *it, void *arg)
 void store_flush_all(void)
 {
 	index_foreach(forget_cb, NULL);
+	if (active != SEG_NONE)
+		seg_seal(active);
 	for (uint32_t s = 0; s < nslots; s++)
-		if (segs[s].kind == SEG_SMALL || segs[s].kind == SEG_LARGE)
+		if (seg_holds(&segs[s]) && !segs[s].nitems && !segs[s].pinned)
 			seg_free(s);
-	active = SEG_NONE;
+}
+
+long store_audit(void)
+{
+	long bad = 0;
+	uint64_t used = 0, vb = 0, vr = 0, small = 0, large = 0, lost = 0;
+	uint32_t zombies = 0, quarantined = 0;
+
+	for (uint32_t s = 0; s < nslots; s++) {
+		struct seg *g = &segs[s];
+		uint32_t n = g->nslots ? g->nslots : 1;
+
+		if (g->state == SEG_CONT)
+			continue;
+		if (!seg_marked(g) &&
+		    vol_query(store_fd, (off_t)seg_off(s), (off_t)(n * seg_size)) != 0)
+			bad++;
+		if (seg_holds(g) || g->state == SEG_ZOMBIE) {
+			used += g->charge;
+			if (g->large)
+				large++;
+			else
+				small++;
+		}
+		if (g->state == SEG_IDLE || g->state == SEG_WARM_IDLE) {
+			vb += g->vbytes;
+			vr++;
+		}
+		zombies += g->state == SEG_ZOMBIE;
+		quarantined += g->state == SEG_QUARANTINE;
+		if ((s == active) != (g->state == SEG_ACTIVE))
+			bad++;
+		for (uint32_t i = 1; i < n && s + i < nslots; i++)
+			if (segs[s + i].state != SEG_CONT)
+				bad++;
+	}
+	for (struct item *it = lost_head; it; it = it->snext)
+		lost++;
+	if (used != used_bytes || vb != vol_bytes || vr != vol_ranges ||
+	    small != nsmall || large != nlarge || lost != lost_count ||
+	    zombies != nzombies || quarantined != nquarantined)
+		bad++;
+	return bad;
 }
 
 void store_get_stats(struct store_stats *st)
@@ -841,6 +1173,7 @@ void store_get_stats(struct store_stats *st)
 	st->segs_small = nsmall;
 	st->segs_large = nlarge;
 	st->lost_items = lost_count;
+	st->quarantined = nquarantined;
 }
 
 /*

@@ -20,6 +20,7 @@ struct store_stats {
 	uint64_t volatile_bytes, volatile_ranges;
 	uint64_t segs_small, segs_large;
 	uint64_t lost_items;
+	uint64_t quarantined;       /* slots waiting for an unmark to succeed */
 };
 
 extern char *store_base;
@@ -55,6 +56,13 @@ void store_unlink(struct item *it);
  * ITEM_LOST and detached, including it).
  */
 int store_prepare_read(struct item *it, uint32_t now);
+
+/*
+ * Learn whether an item's bytes are still there without reading them:
+ * unmarks its segment if it is volatile.  Returns 1 when the item is (now)
+ * ITEM_LOST, else 0.
+ */
+int store_probe(struct item *it);
 
 /*
  * Shared-lock fast path: true when the item's value can be read without
@@ -94,6 +102,13 @@ extern void (*store_spare_wanted)(void);
 /* A new budget (cache_memlimit), at most -m: evicts down to it and gives
  * the freed pages back.  Returns 0, or -1 when bytes is over -m. */
 int store_set_budget(uint64_t bytes);
+
+/*
+ * Debug check: the number of slots that the store believes are not
+ * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus
+ * broken invariants.  0 when all is well.  Costs a system call per slot.
+ */
+long store_audit(void);
 
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);

@@ -16,10 +16,15 @@
  *                  value the cache could not keep (full, or evicted by a
  *                  later key of the same get).
  *   write-through: after a store succeeded locally, "set KEY FLAGS EXP
- *                  LEN" with the stored value goes upstream; the client's
- *                  STORED is sent only after the upstream's STORED (else
- *                  "SERVER_ERROR origin write failed").
- *   delete:        forwarded with noreply.
+ *                  LEN" with the stored value goes upstream ("add" or
+ *                  "replace" for those, so they keep their meaning there);
+ *                  the client's STORED is sent only after the upstream's
+ *                  STORED.  Else the local key is removed (the cache never
+ *                  holds what the origin refused) and the client gets the
+ *                  upstream's NOT_STORED, or "SERVER_ERROR origin write
+ *                  failed".
+ *   delete:        forwarded with noreply, for every key (the origin may
+ *                  hold keys the cache does not).
  *
  * Upstream input is bounded: a reply line above 2048 bytes or a value
  * above -I is a protocol error that drops the connection.
@@ -164,6 +169,9 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 			continue;
 		}
 		bool ok = r->kind == REQ_GET ? !strcmp(line, "END") : !strcmp(line, "STORED");
+
+		if (r->kind == REQ_SET && !strcmp(line, "NOT_STORED"))
+			r->c->up_not_stored = true;   /* add/replace said no */
 		bool known = ok || r->kind == REQ_SET || !strncmp(line, "SERVER_ERROR", 12) ||
 			     !strncmp(line, "CLIENT_ERROR", 12) || !strcmp(line, "ERROR");
 
@@ -269,8 +277,10 @@ void upstream_get(struct conn *c, const char *key, size_t nkey)
 			    (int)nkey, key);
 }
 
-int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
+int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
+		 int cmd)
 {
+	const char *verb = cmd == CMD_ADD ? "add" : cmd == CMD_REPLACE ? "replace" : "set";
 	struct upstream *u = up_get(c);
 	struct evbuffer *out;
 	struct item *it;
@@ -286,8 +296,8 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
 			   (long)it->exptime;
 
-		evbuffer_add_printf(out, "set %.*s %u %ld %u\r\n", (int)nkey, key,
-				    it->flags, exp, it->vlen);
+		evbuffer_add_printf(out, "%s %.*s %u %ld %u\r\n", verb, (int)nkey,
+				    key, it->flags, exp, it->vlen);
 		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
 		ret = 0;
 	}

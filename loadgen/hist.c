@@ -7,6 +7,7 @@
  */
 #include "hist.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void hist_reset(struct hist *h)
@@ -177,4 +178,161 @@ void hist_write_json(const struct hist *h, FILE *f)
 		first = 0;
 	}
 	fputs("]}", f);
+}
+
+/* ---------------------------------------------- HdrHistogram's encoding */
+
+struct bytes {
+	unsigned char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void put(struct bytes *b, const void *src, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		unsigned char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void put_be(struct bytes *b, uint64_t v, int n)
+{
+	unsigned char x[8];
+
+	for (int i = 0; i < n; i++)
+		x[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+	put(b, x, (size_t)n);
+}
+
+/* HdrHistogram's ZigZag LEB128: 7 bits a byte, the 9th byte takes 8. */
+static void put_zigzag(struct bytes *b, int64_t v)
+{
+	uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	unsigned char x[9];
+	int n = 0;
+
+	while (n < 8 && z >> 7) {
+		x[n++] = (unsigned char)((z & 0x7f) | 0x80);
+		z >>= 7;
+	}
+	x[n++] = (unsigned char)z;
+	put(b, x, (size_t)n);
+}
+
+/* V2 encoding: a 40-byte header, then the counters, runs of zeros as -n. */
+static void encode_v2(const struct hist *h, struct bytes *b)
+{
+	int limit = h->total ? hist_index(h->max) + 1 : 0;
+	size_t start;
+	double one = 1.0;
+	uint64_t one_bits;
+
+	memcpy(&one_bits, &one, sizeof(one_bits));
+	put_be(b, 0x1c849303 | 0x10, 4);	/* cookie, 8-byte word size */
+	put_be(b, 0, 4);			/* payload length, below */
+	put_be(b, 0, 4);			/* normalizing index offset */
+	put_be(b, 3, 4);			/* significant digits */
+	put_be(b, 1, 8);			/* lowest discernible value */
+	put_be(b, (uint64_t)HIST_HIGHEST, 8);
+	put_be(b, one_bits, 8);			/* integer to double ratio */
+	start = b->len;
+	for (int i = 0; i < limit;) {
+		uint64_t c = h->counts[i++];
+		int64_t zeros = 0;
+
+		if (!c) {
+			zeros = 1;
+			while (i < limit && !h->counts[i]) {
+				zeros++;
+				i++;
+			}
+		}
+		put_zigzag(b, zeros > 1 ? -zeros : (int64_t)c);
+	}
+	if (!b->oom) {
+		uint64_t n = b->len - start;
+
+		for (int i = 0; i < 4; i++)
+			b->p[4 + i] = (unsigned char)(n >> (8 * (3 - i)));
+	}
+}
+
+/* A zlib stream of stored blocks (RFC 1950/1951) holding src. */
+static void put_zlib_stored(struct bytes *b, const unsigned char *src, size_t n)
+{
+	uint32_t s1 = 1, s2 = 0;
+	size_t off = 0;
+
+	put_be(b, 0x7801, 2);	/* deflate, 32 KiB window, no dictionary */
+	do {
+		size_t k = n - off > 65535 ? 65535 : n - off;
+		unsigned char hdr[5] = { off + k == n, (unsigned char)k,
+					 (unsigned char)(k >> 8),
+					 (unsigned char)~k, (unsigned char)(~k >> 8) };
+
+		put(b, hdr, 5);
+		put(b, src + off, k);
+		off += k;
+	} while (off < n);
+	for (size_t i = 0; i < n; i++) {
+		s1 = (s1 + src[i]) % 65521;
+		s2 = (s2 + s1) % 65521;
+	}
+	put_be(b, ((uint64_t)s2 << 16) | s1, 4);	/* Adler-32 */
+}
+
+char *hist_encode_hdr(const struct hist *h)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	struct bytes raw = { 0 }, out = { 0 };
+	char *text = NULL;
+
+	encode_v2(h, &raw);
+	put_be(&out, 0x1c849304 | 0x10, 4);	/* compressed cookie */
+	put_be(&out, 0, 4);			/* compressed length, below */
+	if (!raw.oom)
+		put_zlib_stored(&out, raw.p, raw.len);
+	if (!raw.oom && !out.oom) {
+		uint64_t n = out.len - 8;
+
+		for (int i = 0; i < 4; i++)
+			out.p[4 + i] = (unsigned char)(n >> (8 * (3 - i)));
+		text = malloc((out.len + 2) / 3 * 4 + 1);
+	}
+	if (text) {
+		size_t o = 0;
+
+		for (size_t i = 0; i < out.len; i += 3) {
+			uint32_t v = (uint32_t)out.p[i] << 16;
+
+			if (i + 1 < out.len)
+				v |= (uint32_t)out.p[i + 1] << 8;
+			if (i + 2 < out.len)
+				v |= out.p[i + 2];
+			text[o++] = b64[v >> 18];
+			text[o++] = b64[(v >> 12) & 63];
+			text[o++] = i + 1 < out.len ? b64[(v >> 6) & 63] : '=';
+			text[o++] = i + 2 < out.len ? b64[v & 63] : '=';
+		}
+		text[o] = 0;
+	}
+	free(raw.p);
+	free(out.p);
+	return text;
 }

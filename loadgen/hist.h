@@ -63,4 +63,15 @@ double hist_mean(const struct hist *h);
  */
 void hist_write_json(const struct hist *h, FILE *f);
 
+/*
+ * The histogram in HdrHistogram's compressed V2 encoding, as base64 text
+ * (the form of one line of its interval log, "HISTF..."): a malloc'ed,
+ * NUL-terminated string, or NULL when out of memory.  The layout is
+ * HdrHistogram's for lowest discernible value 1, highest trackable value
+ * HIST_HIGHEST and 3 significant digits, so the counters are written as
+ * they are.  The deflate stream uses stored (uncompressed) blocks, which
+ * every zlib inflater reads, so loadgen needs no zlib.
+ */
+char *hist_encode_hdr(const struct hist *h);
+
 #endif /* HIST_H */

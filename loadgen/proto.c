@@ -17,6 +17,7 @@ static const struct {
 	{ "EXISTS", 6, PR_EXISTS, 0 },
 	{ "NOT_FOUND", 9, PR_NOT_FOUND, 0 },
 	{ "DELETED", 7, PR_DELETED, 0 },
+	{ "TOUCHED", 7, PR_TOUCHED, 0 },
 	{ "ERROR", 5, PR_ERROR, 1 },
 	{ "CLIENT_ERROR", 12, PR_CLIENT_ERROR, 1 },
 	{ "SERVER_ERROR", 12, PR_SERVER_ERROR, 1 },
@@ -28,6 +29,10 @@ const char *proto_kind_name(enum proto_kind k)
 		return "VALUE";
 	if (k == PR_MALFORMED)
 		return "MALFORMED";
+	if (k == PR_META_VALUE)
+		return "VA";
+	if (k == PR_META_MISS)
+		return "EN";
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (words[i].kind == k)
 			return words[i].word;
@@ -61,6 +66,36 @@ static size_t malformed(const char *buf, size_t linelen, size_t taken,
 	r->line = buf;
 	r->linelen = linelen;
 	return taken;
+}
+
+/*
+ * Meta return flags from p to end: " <letter>[value]" tokens.  Sets the
+ * client flags and purged; returns -1 on a malformed token list.
+ */
+static int meta_flags(const char *p, const char *end, struct proto_reply *r)
+{
+	while (p < end) {
+		const char *tok;
+		uint64_t v;
+
+		if (*p++ != ' ' || p >= end || *p == ' ')
+			return -1;
+		tok = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (!((*tok >= 'a' && *tok <= 'z') || (*tok >= 'A' && *tok <= 'Z')))
+			return -1;
+		if (*tok == 'f') {
+			const char *q = tok + 1;
+
+			if (parse_num(&q, p, &v) || q != p || v > UINT32_MAX)
+				return -1;
+			r->flags = (uint32_t)v;
+		} else if (*tok == 'P' && p == tok + 1) {
+			r->purged = 1;
+		}
+	}
+	return 0;
 }
 
 size_t proto_parse(const char *buf, size_t len, size_t max_value,
@@ -108,6 +143,27 @@ size_t proto_parse(const char *buf, size_t len, size_t max_value,
 		r->kind = PR_VALUE;
 		r->flags = (uint32_t)flags;
 		return linelen + 2 + bytes + 2;
+	}
+	if (linelen > 3 && !memcmp(buf, "VA ", 3)) {
+		p = buf + 3;
+		if (parse_num(&p, end, &bytes) || meta_flags(p, end, r) ||
+		    bytes > max_value)
+			return malformed(buf, linelen, linelen + 2, r);
+		if (len < linelen + 2 + bytes + 2)
+			return 0;
+		r->data = buf + linelen + 2;
+		r->datalen = (size_t)bytes;
+		if (r->data[bytes] != '\r' || r->data[bytes + 1] != '\n')
+			return malformed(buf, linelen, linelen + 2, r);
+		r->kind = PR_META_VALUE;
+		return linelen + 2 + bytes + 2;
+	}
+	if (linelen >= 2 && !memcmp(buf, "EN", 2) &&
+	    (linelen == 2 || buf[2] == ' ')) {
+		if (meta_flags(buf + 2, end, r))
+			return malformed(buf, linelen, linelen + 2, r);
+		r->kind = PR_META_MISS;
+		return linelen + 2;
 	}
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		size_t wl = words[i].len;

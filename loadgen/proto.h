@@ -6,6 +6,13 @@
  * element that is not complete yet (a split packet) yields PROTO_MORE and is
  * parsed again from its first byte once more data has arrived, so pipelined
  * replies, split lines and split values all work the same way.
+ *
+ * Of the meta protocol it knows the replies of mg: "VA <bytes> <flags>"
+ * followed by the data, and "EN" (a miss).  Their return flags are tokens
+ * of a letter and an optional value; "f<n>" gives the client flags, and a
+ * bare "P" (sent by the cached daemon) says that the value had been purged
+ * by the kernel: "EN P" is a miss caused by a purge, "VA .. P" a value
+ * rebuilt after one.  A VA line carries no key (key is NULL).
  */
 #ifndef PROTO_H
 #define PROTO_H
@@ -24,6 +31,9 @@ enum proto_kind {
 	PR_EXISTS,
 	PR_NOT_FOUND,
 	PR_DELETED,
+	PR_TOUCHED,
+	PR_META_VALUE,		/* VA <bytes> <flags>* + data (meta protocol) */
+	PR_META_MISS,		/* EN [<flags>] */
 	PR_ERROR,		/* ERROR */
 	PR_CLIENT_ERROR,	/* CLIENT_ERROR <msg> */
 	PR_SERVER_ERROR,	/* SERVER_ERROR <msg> */
@@ -39,6 +49,7 @@ struct proto_reply {
 	uint32_t flags;
 	const char *data;
 	size_t datalen;
+	int purged;		/* meta: the flag P, the value had been purged */
 };
 
 /*

@@ -47,6 +47,13 @@ uint64_t rng_below(struct rng *r, uint64_t n)
 	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
 }
 
+int64_t arrival_gap(struct rng *r, int64_t mean_ns, int poisson)
+{
+	if (!poisson)
+		return mean_ns;
+	return (int64_t)llround(-(double)mean_ns * log1p(-rng_double(r)));
+}
+
 /* log1p(x)/x, continuous at 0 */
 static double helper1(double x)
 {
@@ -110,4 +117,41 @@ uint64_t zipf_sample(const struct zipf *z, struct rng *r)
 		if (kd - x <= z->cut || u >= zh_integral(z, kd + 0.5) - zh(z, kd))
 			return k;
 	}
+}
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void perm_init(struct perm *p, uint64_t n, uint64_t seed)
+{
+	int bits = 2;
+
+	while (bits < 64 && ((uint64_t)1 << bits) < n)
+		bits += 2;
+	p->n = n;
+	p->half_bits = bits / 2;
+	p->mask = ((uint64_t)1 << p->half_bits) - 1;
+	for (int i = 0; i < 4; i++)
+		p->key[i] = mix64(seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1));
+}
+
+uint64_t perm_map(const struct perm *p, uint64_t x)
+{
+	do {
+		uint64_t l = x >> p->half_bits, r = x & p->mask;
+
+		for (int i = 0; i < 4; i++) {
+			uint64_t f = mix64(r ^ p->key[i]) & p->mask;
+			uint64_t nl = r;
+
+			r = l ^ f;
+			l = nl;
+		}
+		x = (l << p->half_bits) | r;
+	} while (x >= p->n);
+	return x;
 }

@@ -90,20 +90,27 @@ host_tsc_khz() {
 	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}'
 }
 
-# check NAME CMD...: one assertion of a test script: run CMD, print
-# "PASS NAME" or "FAIL NAME", and count it.  check_totals prints the
-# "N passed, N failed" line and fails if anything did.
+# The pass/fail helpers of every test script run on the host.
+# result NAME STATUS [WHY]: one assertion whose exit status is known: print
+# "PASS NAME" or "FAIL NAME  # WHY", and count it.  check NAME CMD...: run
+# CMD as one assertion.  check_totals prints the "N passed, N failed" line
+# that scripts/check.sh reads, and fails if anything did.
 pass=0 fail=0
-check() {
-	local name=$1
-	shift
-	if "$@"; then
-		echo "PASS $name"
+result() {
+	if [ "$2" = 0 ]; then
+		echo "PASS $1"
 		pass=$((pass + 1))
 	else
-		echo "FAIL $name"
+		echo "FAIL $1${3:+  # $3}"
 		fail=$((fail + 1))
 	fi
+}
+
+check() {
+	local name=$1 rc=0
+	shift
+	"$@" || rc=$?
+	result "$name" "$rc"
 }
 
 check_totals() {

@@ -25,6 +25,9 @@ import shutil
 import subprocess
 import sys
 
+from reportlib import (gq, html_table, inline_svg, md_inline, md_table, num, read_env,
+                       read_kv, read_stats, read_text, text_table)
+
 MODE_ORDER = ["pinned", "psi", "volatile", "oracle"]
 # Paths in the report are shown relative to the clone.
 ROOT_PREFIX = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/"
@@ -44,67 +47,6 @@ EXTRA = ["hit_rate_pressure", "hit_rate_recovery", "p99_pressure_us", "errors",
          "daemon_oom_killed", "min_mem_available_kb", "daemon_verify_errors"]
 # Metrics whose change against pinned means something.
 CHANGE = set(KEYS) | {"hit_rate_pressure", "hit_rate_recovery", "p99_pressure_us", "errors", "origin_fetches"}
-
-
-def read_env(path):
-    """VAR=value lines (shell style, optional double quotes)."""
-    env = {}
-    if not os.path.exists(path):
-        return env
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            k, v = line.split("=", 1)
-            v = v.strip()
-            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
-                v = v[1:-1]
-            env[k.strip()] = v
-    return env
-
-
-def read_stats(path):
-    """The daemon's 'stats' reply as a dict of numbers (or strings)."""
-    st = {}
-    if not os.path.exists(path):
-        return st
-    with open(path, errors="replace") as f:
-        for line in f:
-            p = line.split()
-            if len(p) >= 3 and p[0] == "STAT":
-                st[p[1]] = num(p[2])
-    return st
-
-
-def read_kv(path):
-    d = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                p = line.split()
-                if len(p) >= 2:
-                    d[p[0].rstrip(":")] = num(p[1])
-    return d
-
-
-def num(s):
-    try:
-        return int(s)
-    except (TypeError, ValueError):
-        try:
-            return float(s)
-        except (TypeError, ValueError):
-            return s
-
-
-def read_text(path, default=""):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return default
-
 
 def mean_sd(values):
     vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
@@ -703,7 +645,7 @@ plot %s
         # summary.txt: what demo.sh prints.
         with open(os.path.join(self.out, "summary.txt"), "w") as f:
             f.write(text_table(["mode", "hit_rate", "p50_us", "p99_us", "max_us", "verify_errors", "oom_kills", "stress_bogo_ops", "purged_ranges", "rebuilds"],
-                               [[r[0]] + [c.split(" (")[0] for c in r[1:]] for r in self.table_rows(KEYS)]))
+                               [[r[0]] + [c.split(" (")[0] for c in r[1:]] for r in self.table_rows(KEYS)]) + "\n")
             if failed:
                 f.write("failed guests (left out): %s\n" % ", ".join("%s (%s)" % (r.name, r.problem) for r in failed))
         md = ["# Volatile ranges under memory pressure: experiment report", ""]
@@ -744,44 +686,6 @@ plot %s
         h += ["<p>Files: summary.json, details.json, samples.csv, load.csv, the SVG plots; the guests' output is under runs/.</p></body></html>"]
         with open(os.path.join(self.out, "index.html"), "w") as f:
             f.write("\n".join(h))
-
-
-def gq(s):
-    """A string for a single-quoted gnuplot string."""
-    return s.replace("'", "''")
-
-
-def md_table(heads, rows):
-    out = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
-    for r in rows:
-        out.append("| " + " | ".join(str(c).replace("|", "/") for c in r) + " |")
-    return "\n".join(out)
-
-
-def html_table(heads, rows):
-    out = ["<table><tr>" + "".join("<th>%s</th>" % html.escape(h) for h in heads) + "</tr>"]
-    for r in rows:
-        out.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in r) + "</tr>")
-    return "\n".join(out + ["</table>"])
-
-
-def text_table(heads, rows):
-    w = [max(len(str(x)) for x in col) for col in zip(heads, *rows)]
-    line = lambda r: "  ".join(str(c).ljust(w[i]) if i == 0 else str(c).rjust(w[i]) for i, c in enumerate(r))
-    return "\n".join([line(heads)] + [line(r) for r in rows]) + "\n"
-
-
-def md_inline(s):
-    s = html.escape(s)
-    s = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", s)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", s)
-
-
-def inline_svg(path):
-    text = read_text(path)
-    i = text.find("<svg")
-    return text[i:] if i >= 0 else ""
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

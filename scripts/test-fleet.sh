@@ -10,6 +10,7 @@
 # on any failure.  Every process started here is stopped on exit.  About 40 s.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
 . "$ROOT/scripts/fleet/common.sh"
 
 CACHED=$ROOT/cached/cached
@@ -29,7 +30,6 @@ done
 
 TMP=$(mktemp -d /tmp/fleet-test.XXXXXX)
 PIDS=""
-passed=0 failed=0
 
 cleanup() {
 	local p
@@ -39,17 +39,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# result NAME STATUS [WHY]
-result() {
-	if [ "$2" = 0 ]; then
-		echo "PASS $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1${3:+  # $3}"
-		failed=$((failed + 1))
-	fi
-}
 
 # json FILE EXPR: a value of loadgen's --json summary (python expression on j)
 json() {
@@ -210,5 +199,4 @@ hits=$(json "$TMP/multi.json" 'j["hits"]' 2>/dev/null || echo 0)
 [ "$rc" = 0 ] && [ "$miss" = 0 ] && [ "$hits" -gt 0 ]
 result near-multiget-refetched $? "loadgen status $rc, $hits hits, misses+errors $miss ($(head -c 300 "$TMP/multi.err"))"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_totals

@@ -28,6 +28,12 @@ CASES = {
     "near_limit": b"set big 0 0 1000000\r\n" + b"y" * 1000000 + b"\r\nget big\r\n",
     "incr_decr": b"set n 0 0 3\r\n100\r\ndecr n 95\r\nget n\r\nincr n -1\r\nincr n abc\r\nincr zz 1\r\nset t 0 0 2\r\nab\r\nincr t 1\r\n",
     "incr_wrap": b"set i 0 0 20\r\n18446744073709551615\r\nincr i 1\r\nget i\r\nset j 0 0 1\r\n9\r\nincr j 1\r\nget j\r\nincr j 18446744073709551616\r\n",
+    "incr_long_values": b"set a 0 0 40\r\n5" + b" " * 39 + b"\r\nincr a 1\r\nget a\r\n"
+                        b"set b 0 0 35\r\n" + b"0" * 34 + b"7\r\ndecr b 2\r\nget b\r\n"
+                        b"set c 0 0 33\r\n" + b"1" * 33 + b"\r\nincr c 1\r\n"
+                        b"set d 0 0 36\r\n" + b" " * 35 + b"9\r\nincr d 1\r\nget d\r\n"
+                        b"set e 0 0 32\r\n12345678901234567890" + b"x" * 12 + b"\r\nincr e 1\r\n"
+                        b"set f 0 0 31\r\n9" + b" " * 30 + b"\r\nincr f 1\r\nget f\r\n",
     "decr_floor": b"set d 0 0 1\r\n5\r\ndecr d 10\r\nincr d 1 noreply\r\nget d\r\nincr d 1 2\r\ndecr d\r\n",
     "verbosity": b"verbosity\r\nverbosity x\r\nverbosity 1\r\nverbosity 1 noreply\r\nverbosity 5 junk\r\nverbosity noreply\r\nverbosity 0\r\n",
     "delete_forms": b"set a 0 0 1\r\nx\r\ndelete a 0\r\ndelete a 1\r\ndelete a noreply\r\ndelete a 0 noreply\r\ndelete a x y\r\ndelete a\r\n",

@@ -19,6 +19,7 @@ struct settings settings;
 struct stats stats;
 pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_listen_disabled;
 uint64_t stat_bytes_read, stat_bytes_written;
 volatile uint32_t current_time;
 uint32_t process_started;

@@ -5,6 +5,7 @@
  *
  *   mcclient [-H host] [-p port] [-g GENOPTS] [-k PREFIX] fill N
  *   mcclient ... verify N       get every key, check every byte
+ *   mcclient ... delete N       delete every key
  *   mcclient ... stats          print "stats"
  *   mcclient ... stat NAME      print one stat value
  *   mcclient ... meta LINE [DATA]  send one meta command (and the data
@@ -129,7 +130,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: mcclient [-H host] [-p port] [-g genopts] [-k prefix] [-s] fill N|verify N|stats|stat NAME|meta LINE [DATA]\n");
+			fprintf(stderr, "usage: mcclient [-H host] [-p port] [-g genopts] [-k prefix] [-s] fill N|verify N|delete N|stats|stat NAME|meta LINE [DATA]\n");
 			return 64;
 		}
 	}
@@ -216,6 +217,31 @@ int main(int argc, char **argv)
 		}
 		printf("keys=%ld stored=%ld\n", n, stored);
 		return stored == n ? 0 : 1;
+	}
+	if (!strcmp(cmd, "delete")) {
+		long deleted = 0, notfound = 0;
+		const long batch = 64;
+
+		for (long i = 0; i < n; i += batch) {
+			long j;
+
+			for (j = i; j < n && j < i + batch; j++) {
+				int hl = snprintf(line, sizeof(line), "delete %s%ld\r\n", prefix, j);
+
+				send_all(line, (size_t)hl);
+			}
+			for (long k = i; k < j; k++) {
+				read_line(line, sizeof(line));
+				if (!strcmp(line, "DELETED"))
+					deleted++;
+				else if (!strcmp(line, "NOT_FOUND"))
+					notfound++;
+				else
+					fprintf(stderr, "mcclient: delete: %s\n", line);
+			}
+		}
+		printf("keys=%ld deleted=%ld not_found=%ld\n", n, deleted, notfound);
+		return deleted + notfound == n ? 0 : 1;
 	}
 	if (!strcmp(cmd, "verify")) {
 		char *val = malloc(64u << 20);

@@ -109,6 +109,64 @@ def main():
     check(util.command(port, b"version\r\n").startswith(b"VERSION"), "serves after limit")
     util.stop(proc)
 
+    # out of descriptors below -c: accepting pauses (no spinning), the
+    # waiting clients are served once descriptors free up
+    import resource
+    proc, port = util.start_cached("-c", "1024")
+    time.sleep(0.3)
+    nfd = len(os.listdir("/proc/%d/fd" % proc.pid))
+    hard = resource.prlimit(proc.pid, resource.RLIMIT_NOFILE)[1]
+    resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (nfd + 4, hard))
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]
+    time.sleep(0.3)
+
+    def cpu():
+        f = open("/proc/%d/stat" % proc.pid).read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+    c0, t0 = cpu(), time.time()
+    time.sleep(1.0)
+    used = (cpu() - c0) / os.sysconf("SC_CLK_TCK") / (time.time() - t0)
+    check(used < 0.2, "out of descriptors: the daemon does not spin (%.0f%% CPU)" % (100 * used))
+    resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (hard, hard))
+    served = 0
+    for s in socks:
+        s.settimeout(3)
+        try:
+            s.sendall(b"version\r\n")
+            served += s.recv(100).startswith(b"VERSION")
+        except OSError:
+            pass
+        s.close()
+    check(served == len(socks), "waiting clients served once descriptors are back (%d of %d)" % (served, len(socks)))
+    st = util.stats(port)
+    check(int(st.get("listen_disabled_num", "0")) > 0, "listen_disabled_num counted: %s" % st.get("listen_disabled_num"))
+    util.stop(proc)
+
+    # connection buffers are counted: a value being read, then given back
+    proc, port = util.start_cached("-m", "64")
+    base = int(util.stats(port)["conn_buffer_bytes"])
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"set big 0 0 600000\r\n" + b"b" * 300000)
+    end = time.time() + 5
+    while True:   # until the daemon has read the part sent
+        during = int(util.stats(port)["conn_buffer_bytes"])
+        if during >= base + 600000 or time.time() > end:
+            break
+        time.sleep(0.1)
+    check(during >= base + 600000, "a value being read is counted: %d -> %d" % (base, during))
+    c.sendall(b"b" * 300000 + b"\r\n")
+    c.settimeout(3)
+    check(c.recv(100) == b"STORED\r\n", "big value stored")
+    c.sendall(b"version\r\n")
+    c.recv(100)
+    time.sleep(0.1)
+    after = int(util.stats(port)["conn_buffer_bytes"])
+    check(after < base + 64 * 1024, "the read buffer shrinks back: %d" % after)
+    c.close()
+    time.sleep(0.2)
+    check(int(util.stats(port)["conn_buffer_bytes"]) <= base, "freed with the connection")
+    util.stop(proc)
+
     # a client that never reads: cut off at the bound, others unaffected
     proc, port = util.start_cached("-m", "64", "--output-limit", "4m")
     big = b"v" * 500000

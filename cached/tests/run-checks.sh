@@ -24,6 +24,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 run unit tests/unit
 run unit-asan build-asan/unit
+run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
+run fuzz-store-asan build-asan/fuzz_store -s 100001 -n 60 -o 4000
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
@@ -40,6 +42,7 @@ run admin $PY tests/admin.py
 run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
+run clock-step $PY tests/clock.py
 run guest-script sh tests/guest/check-script.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus

@@ -20,11 +20,13 @@
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
+#include "tests/fake_kernel.h"
 
 struct settings settings;
 struct stats stats;
 pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_listen_disabled;
 uint64_t stat_bytes_read, stat_bytes_written;
 volatile uint32_t current_time;
 uint32_t process_started;
@@ -40,41 +42,9 @@ static int failures, checks;
 #define CHECK(cond, ...) do { checks++; if (cond) { } else { failures++; \
 	printf("not ok - %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
-/* ---- fake volatile ranges: marked ranges can be "purged" by the test -- */
-struct frange { off_t off, len; int purged; };
-static struct frange franges[4096];
-static int nfr;
-
-long fake_vol_mark(int fd, off_t off, off_t len)
-{
-	(void)fd;
-	franges[nfr++] = (struct frange){ off, len, 0 };
-	return 0;
-}
-
-long fake_vol_unmark(int fd, off_t off, off_t len)
-{
-	(void)fd;
-	for (int i = 0; i < nfr; i++) {
-		if (franges[i].off == off && franges[i].len == len) {
-			int p = franges[i].purged;
-
-			franges[i] = franges[--nfr];
-			return p;
-		}
-	}
-	return 0;
-}
-
-/* The kernel's purge: every marked range reads as zeros. */
-static void purge_all(void)
-{
-	for (int i = 0; i < nfr; i++) {
-		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  franges[i].off, franges[i].len);
-		franges[i].purged = 1;
-	}
-}
+/* The kernel's volatile ranges: tests/fake_kernel.c. */
+#define nfr fake_nranges()
+#define purge_all fake_purge_all
 
 static void setup(uint64_t mb)
 {
@@ -86,7 +56,8 @@ static void setup(uint64_t mb)
 	settings.verify = true;
 	settings.idle_secs = 10;
 	current_time = process_started = 1000000000;
-	nfr = 0;
+	fake_reset();
+	fake_chaos(0, 0, 0, 1);
 	CHECK(cache_init(settings.maxbytes, true) == 0, "cache_init");
 }
 
@@ -443,6 +414,52 @@ static void test_compact(void)
 		      "an idle object was purged");
 	}
 	teardown();
+
+	/* pinned mode rescues hot objects too: eviction then takes cold ones */
+	memset(&settings, 0, sizeof(settings));
+	memset(&stats, 0, sizeof(stats));
+	settings.maxbytes = 16 << 20;
+	settings.item_size_max = 1 << 20;
+	settings.idle_secs = 10;
+	current_time = process_started = 1000000000;
+	fake_reset();
+	CHECK(cache_init(settings.maxbytes, false) == 0, "cache_init pinned");
+	for (int i = 0; i < 4000; i++) {
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	for (int i = 0; i < 4000; i += 40) {
+		struct item *it;
+
+		sprintf(key, "c%d", i);
+		it = get(key);
+		it->atime = current_time;
+		store_touch_hot(it, current_time);
+	}
+	store_tick(current_time, 10);
+	CHECK(stats.compacted_objects > 0 && fake_nranges() == 0,
+	      "pinned: hot objects rescued (%llu), nothing marked",
+	      (unsigned long long)stats.compacted_objects);
+	/* fill past the budget: evictions take the idle objects first */
+	for (int i = 0; i < 30000; i++) {
+		sprintf(key, "n%d", i);
+		sprintf(val, "new-%d-%01000d", i, i);
+		put(CMD_SET, key, val);
+		if (stats.evictions >= 2000)
+			break;
+	}
+	hot_ok = 0;
+	for (int i = 0; i < 4000; i += 40) {
+		sprintf(key, "c%d", i);
+		sprintf(val, "value-%d-%01000d", i, i);
+		hot_ok += value_is(get(key), val);
+	}
+	CHECK(stats.evictions >= 2000 && hot_ok == nhot,
+	      "pinned: %llu evictions kept every hot object (%d of %d)",
+	      (unsigned long long)stats.evictions, hot_ok, nhot);
+	teardown();
 	printf("ok - compact\n");
 }
 
@@ -784,6 +801,134 @@ static void test_meta_model(void)
 	printf("ok - meta model (%d hits, %d purged misses)\n", hits, purged);
 }
 
+/*
+ * A lost key (bytes purged) without an origin answers as a key memcached
+ * evicted: the replies below are memcached's for an absent key (difftest
+ * checks those against Debian's memcached).  With an origin it is rebuilt
+ * before the command decides, so it answers as if nothing had been lost.
+ */
+static void lose_all(void)
+{
+	current_time += 100;
+	store_tick(current_time, 10);
+	purge_all();
+}
+
+static void test_lost_semantics(void)
+{
+	char err[128];
+
+	setup(16);
+	settings.verify = false;
+	S("set a 0 0 1\r\n1\r\nset b 0 0 1\r\n2\r\nset c 0 0 1\r\n3\r\n"
+	  "set d 0 0 1\r\n4\r\nset e 0 0 1\r\n5\r\nset f 0 0 1\r\n6\r\n"
+	  "set g 0 0 1\r\n7\r\n");
+	lose_all();
+	CHECK(index_count() == 7, "lost keys stay in the index");
+	CHECK(!strcmp(S("add a 0 0 1\r\nA\r\nget a\r\n"),
+		      "STORED\r\nVALUE a 0 1\r\nA\r\nEND\r\n"), "add stores over a lost key");
+	CHECK(!strcmp(S("replace b 0 0 1\r\nB\r\n"), "NOT_STORED\r\n"), "replace: NOT_STORED");
+	CHECK(!strcmp(S("touch c 0\r\n"), "NOT_FOUND\r\n"), "touch: NOT_FOUND");
+	CHECK(!strcmp(S("delete d\r\n"), "NOT_FOUND\r\n"), "delete: NOT_FOUND");
+	CHECK(!strcmp(S("incr e 1\r\n"), "NOT_FOUND\r\n"), "incr: NOT_FOUND");
+	CHECK(!strcmp(S("cas f 0 0 1 1\r\nF\r\n"), "NOT_FOUND\r\n"), "cas: NOT_FOUND");
+	CHECK(!strcmp(S("append g 0 0 1\r\nG\r\nget g\r\n"), "NOT_STORED\r\nEND\r\n"),
+	      "append: NOT_STORED, then a miss");
+	CHECK(index_count() == 1, "lost keys became misses (%llu left)",
+	      (unsigned long long)index_count());
+	teardown();
+
+	/* with an origin, the rebuild decides */
+	setup(16);
+	settings.verify = false;
+	CHECK(origin_parse("gen:size=4", err, sizeof(err)) == 0, "gen origin: %s", err);
+	S("get a\r\nget b\r\nget c\r\nget d\r\nget e\r\n");
+	lose_all();
+	CHECK(!strcmp(S("add a 0 0 1\r\nA\r\n"), "NOT_STORED\r\n"), "origin: add NOT_STORED");
+	CHECK(!strcmp(S("replace b 0 0 1\r\nB\r\n"), "STORED\r\n"), "origin: replace STORED");
+	CHECK(!strcmp(S("touch c 0\r\n"), "TOUCHED\r\n"), "origin: touch TOUCHED");
+	CHECK(!strcmp(S("delete d\r\n"), "DELETED\r\n"), "origin: delete DELETED");
+	CHECK(stats.rebuilds == 4, "origin: 4 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+
+	/* the meta commands give the same answers for a lost key */
+	setup(16);
+	settings.verify = false;
+	S("ms a 1\r\n1\r\nms b 1\r\n2\r\nms c 1\r\n3\r\nms d 1\r\n4\r\n"
+	  "ms e 1\r\n5\r\nms f 1\r\n6\r\n");
+	lose_all();
+	CHECK(!strcmp(S("ms a 1 ME\r\nA\r\nmg a v\r\n"), "HD\r\nVA 1\r\nA\r\n"),
+	      "meta: ms ME (add) stores over a lost key");
+	CHECK(!strcmp(S("ms b 1 MR\r\nB\r\n"), "NS\r\n"), "meta: ms MR (replace): NS");
+	CHECK(!strcmp(S("md c\r\n"), "NF\r\n"), "meta: md: NF");
+	CHECK(!strcmp(S("md d I\r\n"), "NF\r\n"), "meta: md I: NF");
+	CHECK(!strcmp(S("ma e\r\n"), "NF\r\n"), "meta: ma: NF");
+	CHECK(!strcmp(S("ms f 1 MA\r\nF\r\nmg f v\r\n"), "NS\r\nEN\r\n"),
+	      "meta: ms MA (append): NS, then a miss");
+	CHECK(index_count() == 1, "meta: lost keys became misses (%llu left)",
+	      (unsigned long long)index_count());
+	teardown();
+
+	/* with an origin, the rebuild decides for the meta commands too */
+	setup(16);
+	settings.verify = false;
+	CHECK(origin_parse("gen:size=4", err, sizeof(err)) == 0, "gen origin: %s", err);
+	S("get a\r\nget b\r\nget c\r\n");
+	lose_all();
+	CHECK(!strcmp(S("ms a 1 ME\r\nA\r\n"), "NS\r\n"), "meta origin: ms ME NS");
+	CHECK(!strcmp(S("ms b 1 MR\r\nB\r\n"), "HD\r\n"), "meta origin: ms MR HD");
+	CHECK(!strcmp(S("md c\r\n"), "HD\r\n"), "meta origin: md HD");
+	CHECK(stats.rebuilds == 3, "meta origin: 3 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+	printf("ok - lost key semantics\n");
+}
+
+/*
+ * --verify covers the bytes that leave: a reply is copied and checked, so
+ * a change to the memfd after the get (a purge during the send) cannot
+ * reach the client; without --verify a large value is sent from the memfd.
+ */
+static void test_verify_reply(void)
+{
+	static char big[8000], out[9000];
+	static const char req[] = "get zc\r\n";
+	struct item *it;
+	struct conn c;
+	size_t n;
+
+	setup(16);
+	memset(big, 'Z', sizeof(big) - 1);
+	put(CMD_SET, "zc", big);
+	for (int verify = 1; verify >= 0; verify--) {
+		settings.verify = verify;
+		memset(&c, 0, sizeof(c));
+		c.fd = -1;
+		conn_init_buffers(&c);
+		conn_rbuf_reserve(&c, sizeof(req));
+		memcpy(c.rbuf + c.rend, req, sizeof(req) - 1);
+		c.rend += sizeof(req) - 1;
+		proto_process(&c);
+		it = get("zc");
+		store_ptr(it->off)[100] = 'X';     /* purged after the check */
+		n = evbuffer_get_length(c.out);
+		CHECK(n < sizeof(out), "reply length %zu", n);
+		evbuffer_remove(c.out, out, n);
+		out[n] = 0;
+		if (verify)
+			CHECK(!memchr(out, 'X', n) && strstr(out, big),
+			      "--verify: the reply holds the bytes checked");
+		else
+			CHECK(memchr(out, 'X', n) != NULL,
+			      "no --verify: a large value is sent from the memfd");
+		store_ptr(it->off)[100] = 'Z';
+		conn_free_buffers(&c);
+	}
+	teardown();
+	printf("ok - verify covers replies\n");
+}
+
 int main(void)
 {
 	test_index();
@@ -798,6 +943,8 @@ int main(void)
 	test_prefix_stats();
 	test_meta_purge();
 	test_meta_model();
+	test_lost_semantics();
+	test_verify_reply();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -64,6 +64,38 @@ def main():
         check(True, "psi armed")
     else:
         check(st["mode"] == "pinned" and "PSI" in err, "psi fallback is clear: %r" % err)
+    # resident memory stays within -m plus the documented overhead (6 MiB:
+    # libraries, threads, malloc, a few connection buffers); not under ASan
+    if "asan" not in util.CACHED:
+        import random
+        proc, port = util.start_cached("-m", "16", "--mode", "pinned")
+        rnd = random.Random(1)
+        peak = 0
+        for _ in range(6):
+            cmds = []
+            for i in range(3000):
+                n = rnd.choice([20000, 300000]) if rnd.random() < 0.05 else rnd.choice([100, 1000, 4000])
+                k = rnd.randrange(20000)
+                if rnd.random() < 0.3:
+                    cmds.append(b"delete k%d noreply\r\n" % k)
+                else:
+                    cmds.append(b"set k%d 0 0 %d noreply\r\n%s\r\n" % (k, n, b"x" * n))
+            util.command(port, b"".join(cmds) + b"version\r\n", timeout=10)
+            time.sleep(1.2)
+            for line in open("/proc/%d/status" % proc.pid):
+                if line.startswith("VmRSS"):
+                    peak = max(peak, int(line.split()[1]))
+        util.stop(proc)
+        check(peak <= (16 + 6) * 1024, "-m 16 pinned: resident %d kB within -m + 6 MiB" % peak)
+    # the trigger is armed before -u drops privileges
+    if os.getuid() == 0 and os.path.exists("/proc/pressure/memory") and st["mode"] == "psi":
+        port = util.free_port()
+        proc = util.start([util.CACHED, "-u", "nobody", "-p", str(port), "-t", "2",
+                           "--mode", "psi"], port)
+        st2 = util.stats(port)
+        util.stop(proc)
+        err = proc.stderr.read().decode()
+        check(st2["mode"] == "psi", "-u nobody --mode psi runs in psi mode: %s %r" % (st2["mode"], err))
     return check.finish()
 
 

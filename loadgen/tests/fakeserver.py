@@ -9,15 +9,28 @@ value formula), and can:
   --drop N      close each connection after N requests
   --stall S --stall-at T   stop answering for S seconds, once, T seconds
                 after the first request
+  --delay S     send every reply S seconds after its request arrived
+  --purge N     meta gets: every Nth hit is purged instead: the value is
+                dropped and the reply is "EN P" (a miss caused by a purge)
+  --rebuild N   meta gets: every Nth hit is answered "VA .. P" (a value
+                rebuilt after a purge)
+  --log FILE    one line per command: "TIME CMD KEY REPLY" (TIME in
+                seconds, monotonic), written when the server exits
+  --no-meta     answer ERROR to every mg, as a server without the meta
+                protocol does
+It also answers delete, touch and mg KEY v f (the meta get).
 It listens on 127.0.0.1 on a free port and prints the port on stdout.
 """
 import argparse
 import asyncio
+import signal
 import sys
 import time
 
 store = {}
-state = {"values": 0, "garbage_done": False, "first": None, "stalled": False}
+state = {"values": 0, "garbage_done": False, "first": None, "stalled": False,
+         "meta_hits": 0}
+log = []
 
 
 class Conn(asyncio.Protocol):
@@ -55,6 +68,34 @@ class Conn(asyncio.Protocol):
                 self.buf = self.buf[nl + 2 + n + 2:]
                 store[parts[1]] = (int(parts[2]), data)
                 reply = b"STORED\r\n"
+            elif cmd in (b"delete", b"touch") and len(parts) >= 2:
+                self.buf = self.buf[nl + 2:]
+                k = parts[1]
+                if k in store:
+                    if cmd == b"delete":
+                        del store[k]
+                    reply = b"DELETED\r\n" if cmd == b"delete" else b"TOUCHED\r\n"
+                else:
+                    reply = b"NOT_FOUND\r\n"
+            elif cmd == b"mg" and self.args.no_meta:
+                self.buf = self.buf[nl + 2:]
+                reply = b"ERROR\r\n"
+            elif cmd == b"mg" and len(parts) >= 2:
+                self.buf = self.buf[nl + 2:]
+                k = parts[1]
+                if k in store:
+                    flags, data = store[k]
+                    state["meta_hits"] += 1
+                    n = state["meta_hits"]
+                    if self.args.purge and n % self.args.purge == 0:
+                        del store[k]
+                        reply = b"EN P\r\n"
+                    elif self.args.rebuild and n % self.args.rebuild == 0:
+                        reply = b"VA %d f%d P\r\n%s\r\n" % (len(data), flags, data)
+                    else:
+                        reply = b"VA %d f%d\r\n%s\r\n" % (len(data), flags, data)
+                else:
+                    reply = b"EN\r\n"
             elif cmd in (b"get", b"gets"):
                 self.buf = self.buf[nl + 2:]
                 reply = b""
@@ -74,6 +115,10 @@ class Conn(asyncio.Protocol):
                 state["garbage_done"] = True
                 reply = b"HELLO THERE\r\n"
             now = time.monotonic()
+            if self.args.log:
+                keys = b",".join(parts[1:]) if cmd in (b"get", b"gets") else \
+                    (parts[1] if len(parts) > 1 else b"-")
+                log.append(b"%.6f %s %s %s" % (now, cmd, keys, reply.split(b"\r\n")[0]))
             if state["first"] is None:
                 state["first"] = now
             if (self.args.stall and not state["stalled"]
@@ -87,7 +132,15 @@ class Conn(asyncio.Protocol):
                 self.t.close()
                 return
         if out:
-            self.t.write(b"".join(out))
+            if self.args.delay:
+                asyncio.get_running_loop().call_later(
+                    self.args.delay, self.write_later, b"".join(out))
+            else:
+                self.t.write(b"".join(out))
+
+    def write_later(self, data):
+        if not self.t.is_closing():
+            self.t.write(data)
 
 
 async def main():
@@ -97,13 +150,26 @@ async def main():
     p.add_argument("--drop", type=int, default=0)
     p.add_argument("--stall", type=float, default=0)
     p.add_argument("--stall-at", type=float, default=0.5)
+    p.add_argument("--delay", type=float, default=0)
+    p.add_argument("--purge", type=int, default=0)
+    p.add_argument("--rebuild", type=int, default=0)
+    p.add_argument("--log")
+    p.add_argument("--no-meta", action="store_true")
     args = p.parse_args()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Conn(args), "127.0.0.1", 0)
     print(server.sockets[0].getsockname()[1], flush=True)
     sys.stdout.close()
-    async with server:
-        await server.serve_forever()
+    loop.add_signal_handler(signal.SIGTERM, server.close)
+    try:
+        async with server:
+            await server.serve_forever()
+    except asyncio.CancelledError:
+        pass
+    finally:
+        if args.log:
+            with open(args.log, "wb") as f:
+                f.write(b"".join(line + b"\n" for line in log))
 
 
 if __name__ == "__main__":

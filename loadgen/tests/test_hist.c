@@ -1,5 +1,7 @@
 /*
- * test_hist.c - the latency histogram against a sorted reference.
+ * test_hist.c - the latency histogram against a sorted reference, and its
+ * HdrHistogram encoding decoded again (base64, the stored-block zlib
+ * stream with its Adler-32, the V2 header and the ZigZag LEB128 counters).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -166,6 +168,186 @@ static void test_json(void)
 	free(h);
 }
 
+static int b64val(char c)
+{
+	const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p = strchr(a, c);
+
+	return c && p ? (int)(p - a) : -1;
+}
+
+static uint64_t be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Decode text into counts[] (HIST_COUNTS long); returns 0, or -1 with a
+ * reason in *why.
+ */
+static int decode_hdr(const char *text, uint64_t *counts, const char **why)
+{
+	size_t tl = strlen(text), n = 0, rl = 0, off;
+	unsigned char *raw = malloc(tl), *body;
+	uint32_t s1 = 1, s2 = 0;
+	int idx = 0, ok = -1;
+
+	*why = "base64";
+	if (tl % 4)
+		goto out;
+	for (size_t i = 0; i < tl; i += 4) {
+		int v[4];
+
+		for (int j = 0; j < 4; j++)
+			v[j] = text[i + j] == '=' ? 0 : b64val(text[i + j]);
+		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
+			goto out;
+		raw[n++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+		if (text[i + 2] != '=')
+			raw[n++] = (unsigned char)(v[1] << 4 | v[2] >> 2);
+		if (text[i + 3] != '=')
+			raw[n++] = (unsigned char)(v[2] << 6 | v[3]);
+	}
+	*why = "compressed header";
+	if (n < 14 || be(raw, 4) != 0x1c849314 || be(raw + 4, 4) != n - 8 ||
+	    raw[8] != 0x78 || (raw[8] * 256 + raw[9]) % 31)
+		goto out;
+	body = malloc(n);
+	off = 10;
+	for (;;) {	/* stored blocks */
+		size_t len;
+		int last;
+
+		*why = "stored block";
+		if (off + 5 > n)
+			goto out_body;
+		last = raw[off] & 1;
+		len = raw[off + 1] | (size_t)raw[off + 2] << 8;
+		if ((raw[off] & 6) || (len ^ 0xffff) != (raw[off + 3] | (size_t)raw[off + 4] << 8) ||
+		    off + 5 + len > n)
+			goto out_body;
+		memcpy(body + rl, raw + off + 5, len);
+		rl += len;
+		off += 5 + len;
+		if (last)
+			break;
+	}
+	for (size_t i = 0; i < rl; i++) {
+		s1 = (s1 + body[i]) % 65521;
+		s2 = (s2 + s1) % 65521;
+	}
+	*why = "adler-32";
+	if (off + 4 != n || be(raw + off, 4) != ((uint64_t)s2 << 16 | s1))
+		goto out_body;
+	*why = "V2 header";
+	if (rl < 40 || be(body, 4) != 0x1c849313 || be(body + 4, 4) != rl - 40 ||
+	    be(body + 8, 4) != 0 || be(body + 12, 4) != 3 || be(body + 16, 8) != 1 ||
+	    be(body + 24, 8) != (uint64_t)HIST_HIGHEST ||
+	    be(body + 32, 8) != 0x3ff0000000000000ULL)
+		goto out_body;
+	*why = "counters";
+	memset(counts, 0, HIST_COUNTS * sizeof(*counts));
+	for (size_t p = 40; p < rl;) {
+		uint64_t z = 0;
+		int64_t v;
+		int shift = 0;
+
+		for (;;) {
+			unsigned char b;
+
+			if (p >= rl)
+				goto out_body;
+			b = body[p++];
+			if (shift == 56) {
+				z |= (uint64_t)b << 56;
+				break;
+			}
+			z |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+			if (!(b & 0x80))
+				break;
+		}
+		v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+		if (v < 0) {
+			idx += (int)-v;
+		} else {
+			if (idx >= HIST_COUNTS)
+				goto out_body;
+			counts[idx++] = (uint64_t)v;
+		}
+	}
+	ok = idx <= HIST_COUNTS ? 0 : -1;
+out_body:
+	free(body);
+out:
+	free(raw);
+	return ok;
+}
+
+static void check_roundtrip(const struct hist *h, const char *what)
+{
+	uint64_t *counts = malloc(HIST_COUNTS * sizeof(*counts));
+	char *text = hist_encode_hdr(h);
+	const char *why = "";
+
+	CHECK(text && !strncmp(text, "HISTF", 5), "%s: text starts %.8s", what,
+	      text ? text : "(null)");
+	if (text && !decode_hdr(text, counts, &why)) {
+		int diff = 0;
+
+		for (int i = 0; i < HIST_COUNTS; i++)
+			diff += counts[i] != h->counts[i];
+		CHECK(!diff, "%s: %d counters differ", what, diff);
+	} else {
+		CHECK(0, "%s: cannot decode (%s)", what, why);
+	}
+	free(text);
+	free(counts);
+}
+
+static void test_hdr_encoding(void)
+{
+	struct hist *h = malloc(sizeof(*h));
+	struct rng r;
+
+	hist_init(h);
+	check_roundtrip(h, "empty");
+	hist_record(h, 0);
+	check_roundtrip(h, "one zero");
+	hist_record_n(h, 5000, 1ULL << 40);	/* a count needing 6 LEB bytes */
+	hist_record(h, HIST_HIGHEST * 3);	/* clamped to the top bucket */
+	check_roundtrip(h, "huge count, top bucket");
+	fill_random(12);
+	hist_reset(h);
+	for (int i = 0; i < N; i++)
+		hist_record(h, data[i]);
+	check_roundtrip(h, "200000 log-uniform values");
+	hist_reset(h);
+	for (int i = 0; i < HIST_COUNTS; i++)	/* 3 bytes a counter: 2 blocks */
+		hist_record_n(h, hist_index_value(i), 100000 + (uint64_t)i);
+	{
+		char *text = hist_encode_hdr(h);
+
+		CHECK(text && strlen(text) > 65535 * 4 / 3, "every counter set: %zu chars",
+		      text ? strlen(text) : 0);
+		free(text);
+	}
+	check_roundtrip(h, "every counter set");
+	rng_seed(&r, 13);
+	for (int k = 0; k < 50; k++) {
+		hist_reset(h);
+		for (int i = 0, m = (int)rng_below(&r, 3000); i < m; i++)
+			hist_record_n(h, (int64_t)rng_below(&r, 1ULL << rng_below(&r, 36)),
+				      1 + rng_below(&r, 1000));
+		check_roundtrip(h, "random");
+	}
+	free(h);
+}
+
 int main(int argc, char **argv)
 {
 	TAP_INIT(argc, argv);
@@ -174,5 +356,6 @@ int main(int argc, char **argv)
 	RUN(test_merge);
 	RUN(test_edges);
 	RUN(test_json);
+	RUN(test_hdr_encoding);
 	return tap_failed;
 }

@@ -16,6 +16,7 @@ struct elem {
 	uint32_t flags;
 	size_t datalen;
 	char data[64];
+	int purged;
 };
 
 /* Parse everything parseable in buf; returns the element count. */
@@ -33,8 +34,10 @@ static int parse_all(const char *buf, size_t len, struct elem *out, int max,
 			break;
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].kind = r.kind;
-		if (r.kind == PR_VALUE) {
-			memcpy(out[n].key, r.key, r.keylen < 63 ? r.keylen : 63);
+		out[n].purged = r.purged;
+		if (r.kind == PR_VALUE || r.kind == PR_META_VALUE) {
+			if (r.key)
+				memcpy(out[n].key, r.key, r.keylen < 63 ? r.keylen : 63);
 			out[n].flags = r.flags;
 			out[n].datalen = r.datalen;
 			memcpy(out[n].data, r.data, r.datalen < 63 ? r.datalen : 63);
@@ -58,12 +61,18 @@ static const char stream[] =
 	"ERROR\r\n"
 	"VALUE k 0 0\r\n\r\n"
 	"END\r\n"
-	"EXISTS\r\nNOT_FOUND\r\nDELETED\r\n";
+	"EXISTS\r\nNOT_FOUND\r\nDELETED\r\n"
+	"TOUCHED\r\n"
+	"VA 5 f0\r\nhello\r\n"		/* meta: mg KEY v f */
+	"EN\r\n"
+	"EN P\r\n"				/* a miss caused by a purge */
+	"VA 4 f7 P\r\nok\r\n\r\n";		/* rebuilt after a purge */
 
 static const enum proto_kind stream_kinds[] = {
 	PR_VALUE, PR_VALUE, PR_END, PR_STORED, PR_END, PR_NOT_STORED,
 	PR_SERVER_ERROR, PR_CLIENT_ERROR, PR_ERROR, PR_VALUE, PR_END,
-	PR_EXISTS, PR_NOT_FOUND, PR_DELETED,
+	PR_EXISTS, PR_NOT_FOUND, PR_DELETED, PR_TOUCHED, PR_META_VALUE,
+	PR_META_MISS, PR_META_MISS, PR_META_VALUE,
 };
 #define NKINDS (int)(sizeof(stream_kinds) / sizeof(stream_kinds[0]))
 
@@ -81,6 +90,13 @@ static void check_stream(const struct elem *e, int n, const char *how)
 	CHECK(!strcmp(e[1].key, "key:22") && e[1].flags == 42 &&
 	      e[1].datalen == 12 && !memcmp(e[1].data, "ab\r\ncd\r\nef\r\n", 12),
 	      "%s: value with CRLF in data", how);
+	if (n < NKINDS)
+		return;
+	CHECK(e[15].datalen == 5 && !memcmp(e[15].data, "hello", 5) &&
+	      e[15].flags == 0 && !e[15].purged && !e[15].key[0], "%s: VA", how);
+	CHECK(!e[16].purged && e[17].purged, "%s: EN and EN P", how);
+	CHECK(e[18].datalen == 4 && !memcmp(e[18].data, "ok\r\n", 4) &&
+	      e[18].flags == 7 && e[18].purged, "%s: VA with f7 P", how);
 }
 
 static void test_pipelined(void)
@@ -208,6 +224,32 @@ static void test_malformed(void)
 	      r.kind == PR_MALFORMED, "value above the limit");
 }
 
+static void test_meta_malformed(void)
+{
+	static const char *bad[] = {
+		"VA x\r\nhello\r\n", "VA\r\n", "VA 5 f\r\nhello\r\n",
+		"VA 5  f0\r\nhello\r\n", "VA 5 f0 \r\nhello\r\n",
+		"VA 5 1\r\nhello\r\n", "VA 5 fx\r\nhello\r\n",
+		"VA 5 f0\r\nhelloXY", "EN  P\r\n", "ENX\r\n", "EN 7\r\n",
+		"VA 5 f99999999999\r\nhello\r\n",
+	};
+	struct proto_reply r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t used = proto_parse(bad[i], strlen(bad[i]), 1 << 20, &r);
+
+		CHECK(used > 0 && r.kind == PR_MALFORMED, "'%s' is malformed (used %zu, %s)",
+		      bad[i], used, proto_kind_name(r.kind));
+	}
+	/* other return flags are skipped; P only counts as a bare token */
+	CHECK(proto_parse("EN Pq\r\n", 7, 100, &r) == 7 && r.kind == PR_META_MISS &&
+	      !r.purged, "EN Pq is not P");
+	CHECK(proto_parse("VA 2 t-1 f3 c99 P\r\nab\r\n", 23, 100, &r) == 23 &&
+	      r.kind == PR_META_VALUE && r.flags == 3 && r.purged, "VA with more flags");
+	CHECK(proto_parse("VA 2000 f0\r\n", 12, 1000, &r) > 0 &&
+	      r.kind == PR_MALFORMED, "VA above the limit");
+}
+
 static void test_cas_and_messages(void)
 {
 	struct proto_reply r;
@@ -253,6 +295,7 @@ int main(int argc, char **argv)
 	RUN(test_split_every_point);
 	RUN(test_incomplete);
 	RUN(test_malformed);
+	RUN(test_meta_malformed);
 	RUN(test_cas_and_messages);
 	RUN(test_gen_verify);
 	return tap_failed;

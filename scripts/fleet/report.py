@@ -21,46 +21,9 @@ import shutil
 import subprocess
 import sys
 
-
-def read_env(path):
-    env = {}
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            line = line.strip()
-            if "=" in line and not line.startswith("#"):
-                for part in [line] if '"' in line else line.split():
-                    if "=" not in part:
-                        continue
-                    k, v = part.split("=", 1)
-                    env[k.strip()] = v.strip().strip('"')
-    return env
-
-
-def read_jsonl(path):
-    rows = []
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
-    return rows
-
-
-def read_stats(path):
-    d = {}
-    if os.path.exists(path):
-        for line in open(path, errors="replace"):
-            p = line.split()
-            if len(p) == 3 and p[0] == "STAT":
-                try:
-                    d[p[1]] = float(p[2])
-                except ValueError:
-                    d[p[1]] = p[2]
-    return d
-
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from reportlib import (html_table, md_table, median, pct, read_env, read_jsonl,  # noqa: E402
+                       read_stats, text_table, to_float)
 
 def read_node_samples(path):
     """fleet.sh's node samples: "t T" then "STAT name value" lines, per sample."""
@@ -91,19 +54,6 @@ def read_proxy_samples(path):
             except ValueError:
                 pass
     return rows
-
-
-def pct(a, b):
-    return 100.0 * a / b if b else None
-
-
-def median(v):
-    v = sorted(v)
-    if not v:
-        return None
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
 
 def fmt(v, nd=1, unit=""):
     if v is None:
@@ -218,7 +168,7 @@ class Fleet:
 
         cmd_get = d("cmd_get")
         fetches = d("origin_fetches")
-        out = read_stats(os.path.join(self.runs, f"node{i}", "out", "stats-end.txt"))
+        out = read_stats(os.path.join(self.runs, f"node{i}", "out", "stats-end.txt"), to_float)
         fig = {
             "node": f"node{i}",
             "pressure": i == self.pnode,
@@ -337,7 +287,7 @@ class Fleet:
         if not os.path.exists(p):
             return None
         j = json.load(open(p))
-        st = read_stats(os.path.join(out, "near-stats-end.txt"))
+        st = read_stats(os.path.join(out, "near-stats-end.txt"), to_float)
         return {
             "node": f"node{self.pnode}",
             "ops": j.get("ops"), "hits": j.get("hits"), "misses": j.get("misses"),
@@ -432,27 +382,6 @@ class Fleet:
 
 def table(heads, rows):
     return heads, rows
-
-
-def md_table(heads, rows):
-    out = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def html_table(heads, rows):
-    h = "".join(f"<th>{html.escape(x)}</th>" for x in heads)
-    b = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>"
-                for r in rows)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
-
-
-def text_table(heads, rows):
-    w = [max(len(str(x)) for x in col) for col in zip(heads, *rows)]
-    line = lambda r: "  ".join(str(c).rjust(w[k]) if k else str(c).ljust(w[k])
-                               for k, c in enumerate(r))
-    return "\n".join([line(heads)] + [line(r) for r in rows])
-
 
 def main():
     ap = argparse.ArgumentParser()

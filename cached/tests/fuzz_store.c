@@ -1,0 +1,604 @@
+/*
+ * fuzz_store.c - model-based fuzzer of cached's item semantics and store
+ * against a shadow map, on the fake kernel (tests/fake_kernel.c) at its
+ * most hostile: purges of the oldest or any range at any moment (between
+ * commands and inside the store's own marks and unmarks), marks and
+ * unmarks that fail with ENOMEM.
+ *
+ * Each seed runs OPS random operations on a small cache (-m 1, 2 or 4 MB,
+ * so eviction, cleaning, warm reuse and large objects all happen): set,
+ * add, replace, append, prepend, cas, get (with an origin rebuild or a
+ * drop of a lost key, as the daemon's get does), delete, touch, incr,
+ * decr, flush_all, expiry, clock ticks that mark idle data volatile,
+ * purges, and replies that keep pointing into the memfd (zero copy) for
+ * a while.  It checks:
+ *  - every read is the exact current value of the key, or a miss;
+ *  - a zero-copy reply's bytes are still the value when it is "sent";
+ *  - add / replace / delete / touch / incr treat a lost key as memcached
+ *    treats an evicted one;
+ *  - --verify never fires (the fake kernel never purges silently);
+ *  - store_audit(): no slot that the daemon believes is not volatile is
+ *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
+ *  - the lost-item count never exceeds the index.
+ *
+ *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
+ *
+ * -b checks only the bytes served (no audit, no lost-key semantics),
+ * -L all but the lost-key semantics.
+ * Prints the first failure of each failing seed and "N passed, N failed"
+ * (one per seed).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cached.h"
+#include "index.h"
+#include "stats.h"
+#include "store.h"
+#include "tests/fake_kernel.h"
+
+struct settings settings;
+struct stats stats;
+pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+uint64_t stat_listen_disabled;
+uint64_t stat_bytes_read, stat_bytes_written;
+volatile uint32_t current_time;
+uint32_t process_started;
+
+void logmsg(int level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+#define NKEYS 160
+#define MAXHELD 8
+
+struct shadow {
+	char *val;          /* NULL: absent (never set, deleted, flushed) */
+	uint32_t len;
+	uint32_t exptime;   /* absolute, 0 = never */
+};
+
+struct held {               /* a zero-copy reply not yet sent */
+	const char *ptr;
+	char *expect;
+	uint32_t len, seg;
+	int key;
+};
+
+static struct shadow sh[NKEYS];
+static struct held held[MAXHELD];
+static int nheld;
+static uint64_t rs;
+static int verbose;
+static int bytes_only;   /* -b: check only the bytes served */
+static int no_lost;      /* -L: no lost-key semantics checks */
+static char failmsg[512];
+static long failop;
+static long op_no;
+
+static uint64_t rnd(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return rs;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return (uint32_t)(rnd() % n);
+}
+
+#define FAIL(...) do { if (!failmsg[0]) { failop = op_no; \
+	snprintf(failmsg, sizeof(failmsg), __VA_ARGS__); } return; } while (0)
+
+static const char *keyname(int k, size_t *n)
+{
+	static char buf[16];
+
+	*n = (size_t)snprintf(buf, sizeof(buf), "k%d", k);
+	return buf;
+}
+
+static bool alive(int k)
+{
+	return sh[k].val &&
+	       (!sh[k].exptime || sh[k].exptime > current_time);
+}
+
+static void sh_clear(int k)
+{
+	free(sh[k].val);
+	sh[k].val = NULL;
+	sh[k].len = 0;
+}
+
+static void sh_set(int k, const char *v, uint32_t len, uint32_t exptime)
+{
+	char *n = malloc(len + 1);
+
+	memcpy(n, v, len);
+	free(sh[k].val);
+	sh[k].val = n;
+	sh[k].len = len;
+	sh[k].exptime = exptime;
+}
+
+/* A value of len bytes (+ "\r\n"): numeric now and then, else patterned. */
+static char *make_value(uint32_t len, int k)
+{
+	char *v = malloc(len + 2);
+	uint64_t x = rnd();
+
+	for (uint32_t i = 0; i < len; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (char)('A' + (x >> 59) + (k & 7));
+	}
+	if (len >= 8)
+		memcpy(v, "<v", 2), v[len - 1] = '>';
+	memcpy(v + len, "\r\n", 2);
+	return v;
+}
+
+static uint32_t value_len(void)
+{
+	switch (below(10)) {
+	case 0:
+		return 40000 + below(260000);   /* large: its own range */
+	case 1:
+		return 8000 + below(60000);     /* large on small -m */
+	case 2:
+		return 1 + below(20);
+	default:
+		return 50 + below(3000);        /* zero-copy sizes included */
+	}
+}
+
+/* What the daemon holds for k, without changing anything. */
+static struct item *peek(int k)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+
+	return index_find(key, n, index_hash(key, n));
+}
+
+static bool peek_lost(int k)
+{
+	struct item *it = peek(k);
+
+	if (bytes_only || no_lost)
+		return false;
+	return it && it->state == ITEM_LOST &&
+	       (!it->exptime || it->exptime > current_time);
+}
+
+static void check_bytes(int k, struct item *it, const char *what)
+{
+	if (!alive(k))
+		FAIL("%s k%d: served a value for a key that is gone", what, k);
+	if (it->vlen != sh[k].len)
+		FAIL("%s k%d: length %u, expected %u", what, k, it->vlen, sh[k].len);
+	if (memcmp(store_ptr(it->off), sh[k].val, sh[k].len)) {
+		uint32_t i = 0;
+
+		while (store_ptr(it->off)[i] == sh[k].val[i])
+			i++;
+		FAIL("%s k%d: wrong byte at %u of %u (0x%02x, expected 0x%02x)",
+		     what, k, i, sh[k].len,
+		     (unsigned char)store_ptr(it->off)[i],
+		     (unsigned char)sh[k].val[i]);
+	}
+	if (memcmp(store_ptr(it->off) + it->vlen, "\r\n", 2))
+		FAIL("%s k%d: value not followed by CRLF", what, k);
+}
+
+static void release_held(int i)
+{
+	struct held *h = &held[i];
+
+	if (memcmp(h->ptr, h->expect, h->len)) {
+		uint32_t j = 0;
+
+		while (h->ptr[j] == h->expect[j])
+			j++;
+		if (!failmsg[0]) {
+			failop = op_no;
+			snprintf(failmsg, sizeof(failmsg),
+				 "zero-copy reply of k%d: byte %u of %u changed before it was sent",
+				 h->key, j, h->len);
+		}
+	}
+	store_unref_cb(NULL, 0, (void *)(uintptr_t)h->seg);
+	free(h->expect);
+	held[i] = held[--nheld];
+}
+
+static void op_get(int k)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+	uint32_t hv = index_hash(key, n);
+	bool expired;
+	struct item *it = cache_lookup(key, n, hv, &expired);
+
+	if (it && cache_readable(it)) {
+		check_bytes(k, it, "get");
+		if (failmsg[0])
+			return;
+		if (it->vlen + 2 >= 2048 && nheld < MAXHELD && below(3) == 0) {
+			struct held *h = &held[nheld++];
+
+			store_ref(it->seg);
+			h->ptr = store_ptr(it->off);
+			h->len = it->vlen + 2;
+			h->expect = malloc(h->len);
+			memcpy(h->expect, h->ptr, h->len);
+			h->seg = it->seg;
+			h->key = k;
+		}
+		return;
+	}
+	if (it && it->state == ITEM_LOST) {
+		/* the origin rebuilds it (the shadow is the origin), or a miss */
+		if (alive(k) && below(16) == 0) {
+			/* the origin's value does not fit: the rebuild fails */
+			uint32_t big = (uint32_t)settings.maxbytes + 4096;
+			char *v = calloc(1, big + 2);
+
+			memcpy(v + big, "\r\n", 2);
+			if (cache_fill(key, n, hv, 0, v, big))
+				FAIL("rebuild k%d: a value larger than -m was stored", k);
+			free(v);
+			sh_clear(k);
+			return;
+		}
+		if (alive(k) && below(2)) {
+			struct item *f;
+			char *v = malloc(sh[k].len + 2);
+
+			memcpy(v, sh[k].val, sh[k].len);
+			memcpy(v + sh[k].len, "\r\n", 2);
+			f = cache_fill(key, n, hv, 0, v, sh[k].len);
+			free(v);
+			if (f)
+				check_bytes(k, f, "rebuild");
+			return;
+		}
+		stats.purge_misses++;
+		cache_drop_lost(it);
+	}
+}
+
+static void op_store(int k, enum store_cmd cmd)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+	uint32_t hv = index_hash(key, n);
+	uint32_t len = value_len(), exptime = 0;
+	char *v;
+	enum store_res r;
+	bool was_alive = alive(k), lost = peek_lost(k);
+	struct item *before = peek(k);
+	uint64_t cas = 0;
+
+	if (below(8) == 0)
+		exptime = current_time + 1 + below(20);
+	if (cmd == CMD_APPEND || cmd == CMD_PREPEND)
+		len = 1 + below(200);
+	if (below(6) == 0) {
+		char num[80];
+		int pad = below(3) ? 0 : (int)below(60);
+
+		/* a number, sometimes padded to 32 bytes and more */
+		len = (uint32_t)snprintf(num, sizeof(num), below(2) ? "%0*u" : "%-*u",
+					 pad, (unsigned)below(1000000));
+		v = malloc(len + 2);
+		memcpy(v, num, len);
+		memcpy(v + len, "\r\n", 2);
+	} else {
+		v = make_value(len, k);
+	}
+	if (cmd == CMD_CAS)
+		cas = before ? (below(4) ? before->cas : before->cas + 1) : 1;
+	r = cache_store(cmd, key, n, hv, 0, exptime, v, len, cas);
+	switch (cmd) {
+	case CMD_SET:
+		if (r == R_STORED)
+			sh_set(k, v, len, exptime);
+		else
+			sh_clear(k);
+		break;
+	case CMD_ADD:
+		if (r == R_STORED) {
+			sh_set(k, v, len, exptime);
+		} else if (r == R_NOT_STORED) {
+			if (!was_alive && !bytes_only) {
+				free(v);
+				FAIL("add k%d: NOT_STORED for a key that is gone", k);
+			}
+			if (lost) {
+				free(v);
+				FAIL("add k%d: NOT_STORED for a lost key (memcached stores after an eviction)", k);
+			}
+		}
+		break;
+	case CMD_REPLACE:
+	case CMD_CAS:
+		if (r == R_STORED) {
+			if (!was_alive || lost) {
+				free(v);
+				FAIL("%s k%d: STORED over a key that is gone or lost",
+				     cmd == CMD_CAS ? "cas" : "replace", k);
+			}
+			sh_set(k, v, len, exptime);
+		} else if (r == R_NO_MEMORY || r == R_TOO_LARGE) {
+			sh_clear(k);
+		}
+		break;
+	case CMD_APPEND:
+	case CMD_PREPEND:
+		if (r == R_STORED) {
+			char *j;
+
+			if (!was_alive || lost) {
+				free(v);
+				FAIL("append/prepend k%d: STORED on a key that is gone or lost", k);
+			}
+			j = malloc(sh[k].len + len + 1);
+			if (cmd == CMD_APPEND) {
+				memcpy(j, sh[k].val, sh[k].len);
+				memcpy(j + sh[k].len, v, len);
+			} else {
+				memcpy(j, v, len);
+				memcpy(j + len, sh[k].val, sh[k].len);
+			}
+			sh_set(k, j, sh[k].len + len, sh[k].exptime);
+			free(j);
+		} else if (r == R_NO_MEMORY) {
+			sh_clear(k);
+		}
+		break;
+	}
+	free(v);
+}
+
+static void op_delete(int k)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+	bool lost = peek_lost(k), was_alive = alive(k);
+	bool found = cache_delete(key, n, index_hash(key, n));
+
+	sh_clear(k);
+	if (found && !was_alive)
+		FAIL("delete k%d: DELETED for a key that is gone", k);
+	if (found && lost)
+		FAIL("delete k%d: DELETED for a lost key (memcached: NOT_FOUND after an eviction)", k);
+}
+
+static void op_touch(int k)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+	bool lost = peek_lost(k), was_alive = alive(k);
+	uint32_t exptime = below(3) ? 0 : current_time + 1 + below(20);
+	bool found = cache_touch(key, n, index_hash(key, n), exptime);
+
+	if (found && (!was_alive || lost))
+		FAIL("touch k%d: TOUCHED a key that is gone or lost", k);
+	if (found)
+		sh[k].exptime = exptime;
+}
+
+static void op_delta(int k, bool incr)
+{
+	size_t n;
+	const char *key = keyname(k, &n);
+	bool lost = peek_lost(k), was_alive = alive(k);
+	uint64_t delta = below(4) ? below(100) : rnd(), v, e;
+	char buf[32], *numv, *end;
+	bool parsed;
+	enum delta_res r = cache_delta(key, n, index_hash(key, n), incr, delta, buf);
+	uint32_t l;
+
+	if (r == D_NOT_FOUND || r == D_NO_MEMORY) {
+		if (r == D_NO_MEMORY)
+			sh_clear(k);
+		return;
+	}
+	if (!was_alive || lost)
+		FAIL("incr/decr k%d: answered for a key that is gone or lost", k);
+	/* memcached's safe_strtoull over the whole value, whatever its length */
+	numv = malloc(sh[k].len + 1);
+	memcpy(numv, sh[k].val, sh[k].len);
+	numv[sh[k].len] = 0;
+	errno = 0;
+	v = strtoull(numv, &end, 10);
+	parsed = sh[k].len && errno != ERANGE && end != numv &&
+		 (!*end || isspace((unsigned char)*end)) &&
+		 !((long long)v < 0 && memchr(numv, '-', (size_t)(end - numv)));
+	free(numv);
+	if (r == D_NON_NUMERIC) {
+		if (parsed)
+			FAIL("incr/decr k%d: NON_NUMERIC for a number of %u bytes", k,
+			     sh[k].len);
+		return;
+	}
+	if (!parsed)
+		FAIL("incr/decr k%d: changed a non-numeric value", k);
+	e = incr ? v + delta : (delta > v ? 0 : v - delta);
+	if (strtoull(buf, NULL, 10) != e)
+		FAIL("incr/decr k%d: %s, expected %llu", k, buf,
+		     (unsigned long long)e);
+	l = (uint32_t)strlen(buf);
+	if (l <= sh[k].len) {
+		memcpy(sh[k].val, buf, l);
+		memset(sh[k].val + l, ' ', sh[k].len - l);
+	} else {
+		sh_set(k, buf, l, sh[k].exptime);
+	}
+}
+
+/* Everything the daemon serves must be right; run now and then. */
+static void audit(void)
+{
+	struct store_stats st;
+	long bad = bytes_only ? 0 : store_audit();
+
+	if (bad)
+		FAIL("store_audit: %ld inconsistencies", bad);
+	store_get_stats(&st);
+	if (st.lost_items > index_count())
+		FAIL("lost_items %llu > items %llu",
+		     (unsigned long long)st.lost_items,
+		     (unsigned long long)index_count());
+	if (stats.verify_errors)
+		FAIL("--verify caught %llu corrupted values",
+		     (unsigned long long)stats.verify_errors);
+}
+
+static int run_seed(uint64_t seed, long ops)
+{
+	static const uint64_t mbs[] = { 1, 2, 4 };
+
+	rs = seed * 0x9e3779b97f4a7c15ull + 1;
+	memset(&settings, 0, sizeof(settings));
+	memset(&stats, 0, sizeof(stats));
+	settings.maxbytes = mbs[below(3)] << 20;
+	settings.item_size_max = 1 << 20;
+	if (settings.item_size_max > settings.maxbytes)
+		settings.item_size_max = settings.maxbytes;
+	settings.out_max = 64 << 20;
+	settings.verify = below(2);
+	settings.idle_secs = 1 + below(8);
+	current_time = process_started = 1000000000;
+	fake_reset();
+	fake_chaos(below(4) ? 30 + below(100) : 0, below(2) ? below(150) : 0,
+		   below(4) ? 50 + below(300) : 0, rnd());
+	failmsg[0] = 0;
+	nheld = 0;
+	if (cache_init(settings.maxbytes, true) < 0) {
+		printf("seed %llu: cache_init failed\n", (unsigned long long)seed);
+		return 1;
+	}
+	for (op_no = 0; op_no < ops && !failmsg[0]; op_no++) {
+		int k = (int)below(NKEYS);
+		uint32_t c = below(1000);
+
+		if (c < 250)
+			op_get(k);
+		else if (c < 450)
+			op_store(k, CMD_SET);
+		else if (c < 500)
+			op_store(k, CMD_ADD);
+		else if (c < 540)
+			op_store(k, CMD_REPLACE);
+		else if (c < 570)
+			op_store(k, below(2) ? CMD_APPEND : CMD_PREPEND);
+		else if (c < 590)
+			op_store(k, CMD_CAS);
+		else if (c < 660)
+			op_delete(k);
+		else if (c < 690)
+			op_touch(k);
+		else if (c < 730)
+			op_delta(k, below(2));
+		else if (c < 733) {
+			cache_flush(0);
+			for (int i = 0; i < NKEYS; i++)
+				sh_clear(i);
+		} else if (c < 800) {
+			current_time += below(4) ? 1 : 1 + below(15);
+			store_tick(current_time, (uint32_t)settings.idle_secs);
+		} else if (c < 840) {
+			fake_purge_oldest();
+		} else if (c < 860) {
+			fake_purge_random(rnd());
+		} else if (c < 863) {
+			fake_purge_all();
+		} else if (c < 900) {
+			if (nheld)
+				release_held((int)below((uint32_t)nheld));
+		} else {
+			/* a read of a key that goes volatile soon, then pressure */
+			op_get(k);
+		}
+		if (!failmsg[0])
+			audit();
+	}
+	while (nheld)
+		release_held(0);
+	cache_flush(0);
+	store_destroy();
+	for (int i = 0; i < NKEYS; i++)
+		sh_clear(i);
+	if (failmsg[0]) {
+		printf("FAIL seed %llu at op %ld: %s\n", (unsigned long long)seed,
+		       failop, failmsg);
+		return 1;
+	}
+	if (verbose)
+		printf("ok seed %llu: %llu purged ranges, %llu purged objects, %llu evictions, %llu unmarks (%llu failed), %llu marks (%llu failed)\n",
+		       (unsigned long long)seed,
+		       (unsigned long long)stats.purged_ranges,
+		       (unsigned long long)stats.purged_objects,
+		       (unsigned long long)stats.evictions,
+		       (unsigned long long)stats.unmarks,
+		       (unsigned long long)stats.unmark_failures,
+		       (unsigned long long)stats.marks,
+		       (unsigned long long)stats.mark_failures);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t first = 1;
+	long seeds = 50, ops = 4000;
+	int opt, pass = 0, fail = 0;
+
+	while ((opt = getopt(argc, argv, "s:n:o:vbL")) != -1) {
+		switch (opt) {
+		case 's':
+			first = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			seeds = strtol(optarg, NULL, 0);
+			break;
+		case 'o':
+			ops = strtol(optarg, NULL, 0);
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'b':
+			bytes_only = 1;
+			break;
+		case 'L':
+			no_lost = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L]\n",
+				argv[0]);
+			return 64;
+		}
+	}
+	for (long i = 0; i < seeds; i++) {
+		if (run_seed(first + (uint64_t)i, ops))
+			fail++;
+		else
+			pass++;
+	}
+	printf("%d passed, %d failed\n", pass, fail);
+	return fail ? 1 : 0;
+}

@@ -1,0 +1,688 @@
+/*
+ * conn.c - one connection: writing requests, reading and checking replies.
+ *
+ * A connection owns an output buffer of requests not yet sent, an input
+ * buffer of reply bytes not yet parsed, and a ring of the requests in
+ * flight (with a ring of the keys they asked for), answered in order as the
+ * protocol requires.  Every reply is matched against the oldest request in
+ * flight; a reply that does not fit it puts the stream out of step, and the
+ * connection is closed and reopened (conn_fail), its requests counted as
+ * errors.  Refused or dropped connections are retried after a back-off.
+ *
+ * Nothing here blocks and nothing is shared with other threads except the
+ * log-once flags: the caller holds its thread's lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "loadgen.h"
+
+static void count_error(struct thread *t, int op);
+
+/* ------------------------------------------------------------ connection */
+
+static void conn_epoll(struct conn *c, int op, int out)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0),
+				  .data.ptr = c };
+
+	if (epoll_ctl(c->t->epfd, op, c->fd, &ev) && op != EPOLL_CTL_DEL)
+		die("epoll_ctl: %s", strerror(errno));
+	c->epout = out;
+}
+
+static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
+{
+	struct thread *t = c->t;
+
+	if (!atomic_exchange(&g_conn_logged, 1))
+		fprintf(stderr, "loadgen: %s %s: %s (counted, retrying with back-off; logged once)\n",
+			why, cfg.server, err ? strerror(err) : "closed by server");
+	t->tally->all.conn_errors++;
+	/* requests in flight are lost */
+	for (unsigned i = 0; i < c->rcount; i++) {
+		if (t->phase == PH_WARMUP)
+			t->tally->all.errors++;
+		else
+			count_error(t, c->reqs[(c->rhead + i) % c->rcap].op);
+	}
+	if (t->phase == PH_WARMUP)
+		atomic_fetch_add_explicit(&g_warm_done, c->rcount,
+					  memory_order_relaxed);
+	t->outstanding -= c->rcount;
+	c->rcount = 0;
+	c->rhead = 0;
+	c->in_len = 0;
+	c->out_off = c->out_len = 0;
+	if (c->fd >= 0) {
+		epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->state = CS_DOWN;
+	c->retry_at = now + c->backoff;
+	c->backoff *= 2;
+	if (c->backoff > BACKOFF_MAX_NS)
+		c->backoff = BACKOFF_MAX_NS;
+}
+
+void conn_start(struct conn *c, int64_t now)
+{
+	int one = 1;
+	int fd = socket(cfg.addr.ss_family,
+			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		c->fd = -1;
+		conn_fail(c, "socket", errno, now);
+		return;
+	}
+	if (cfg.addr.ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
+		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_epoll(c, EPOLL_CTL_ADD, 0);
+	} else if (errno == EINPROGRESS || errno == EAGAIN) {
+		c->state = CS_CONNECTING;
+		conn_epoll(c, EPOLL_CTL_ADD, 1);
+	} else {
+		conn_fail(c, "connect", errno, now);
+	}
+}
+
+static void out_reserve(struct conn *c, size_t n)
+{
+	if (c->out_len + n <= c->out_cap)
+		return;
+	if (c->out_off) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+		if (c->out_len + n <= c->out_cap)
+			return;
+	}
+	while (c->out_len + n > c->out_cap)
+		c->out_cap *= 2;
+	c->out = xrealloc(c->out, c->out_cap);
+}
+
+static uint64_t pick_key(struct thread *t)
+{
+	uint64_t k;
+
+	if (!cfg.zipf)
+		return rng_below(&t->rng, cfg.keys);
+	k = zipf_sample(&t->zipf, &t->rng) - 1;
+	return cfg.scramble ? perm_map(&cfg.perm, k) : k;
+}
+
+/* "set KEY 0 0 LEN\r\nVALUE\r\n" */
+static void put_set(struct conn *c, uint64_t k)
+{
+	char key[MAX_KEY + 24];
+	size_t kl = key_str(key, k);
+	uint32_t vl = gen_value_len(&cfg.gen, key, kl);
+	char *p;
+
+	out_reserve(c, kl + 40 + vl);
+	p = c->out + c->out_len;
+	memcpy(p, "set ", 4);
+	p += 4;
+	memcpy(p, key, kl);
+	p += kl;
+	memcpy(p, " 0 0 ", 5);
+	p += 5;
+	p += u64_to_str(p, vl);
+	*p++ = '\r';
+	*p++ = '\n';
+	gen_value_fill(&cfg.gen, key, kl, 0, p, vl);
+	p += vl;
+	*p++ = '\r';
+	*p++ = '\n';
+	c->out_len = (size_t)(p - c->out);
+}
+
+/* "WORD KEY[TAIL]\r\n"; returns where the next byte goes. */
+static char *put_line(char *p, const char *word, size_t wl, uint64_t k,
+		      const char *tail, size_t tl)
+{
+	memcpy(p, word, wl);
+	p += wl;
+	p += key_str(p, k);
+	memcpy(p, tail, tl);
+	p += tl;
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
+static void ring_push(struct conn *c, uint64_t k)
+{
+	c->keyring[c->ktail] = k;
+	c->ktail = (c->ktail + 1) % c->kcap;
+}
+
+/*
+ * Queue one request on c (the caller checked that there is room).  A get
+ * asks for nkeys keys: one "get K1 K2 ..." line, or with --meta one
+ * "mg K v f" line per key (one reply each, in order).  key is the key of
+ * a set, delete or touch.
+ */
+static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
+		  unsigned nkeys)
+{
+	struct thread *t = c->t;
+	struct req *r = &c->reqs[(c->rhead + c->rcount) % c->rcap];
+	char *p;
+
+	memset(r, 0, sizeof(*r));
+	r->t_start = t_start;
+	r->key_off = c->ktail;
+	r->op = (uint8_t)op;
+	r->nkeys = 1;
+	if (op != OP_GET)
+		ring_push(c, key);
+	switch (op) {
+	case OP_SET:
+		put_set(c, key);
+		break;
+	case OP_DELETE:
+		out_reserve(c, MAX_KEY + 40);
+		p = put_line(c->out + c->out_len, "delete ", 7, key, "", 0);
+		c->out_len = (size_t)(p - c->out);
+		break;
+	case OP_TOUCH:
+		out_reserve(c, MAX_KEY + 40);
+		p = put_line(c->out + c->out_len, "touch ", 6, key, " 0", 2);
+		c->out_len = (size_t)(p - c->out);
+		break;
+	default:
+		r->nkeys = (uint16_t)nkeys;
+		out_reserve(c, 8 + (size_t)nkeys * (MAX_KEY + 16));
+		p = c->out + c->out_len;
+		if (!cfg.meta) {
+			memcpy(p, "get", 3);
+			p += 3;
+		}
+		for (unsigned i = 0; i < nkeys; i++) {
+			uint64_t k = pick_key(t);
+
+			ring_push(c, k);
+			if (cfg.meta) {
+				p = put_line(p, "mg ", 3, k, " v f", 4);
+			} else {
+				*p++ = ' ';
+				p += key_str(p, k);
+			}
+		}
+		if (!cfg.meta) {
+			*p++ = '\r';
+			*p++ = '\n';
+		}
+		c->out_len = (size_t)(p - c->out);
+	}
+	c->rcount++;
+	t->outstanding++;
+}
+
+/* The next command of the measured mix. */
+static int pick_op(struct thread *t)
+{
+	double u;
+	int op;
+
+	if (cfg.mix[OP_GET] >= 1.0)
+		return OP_GET;
+	u = rng_double(&t->rng);
+	for (op = 0; op < OP_COUNT - 1; op++) {
+		if (u < cfg.mix[op])
+			break;
+		u -= cfg.mix[op];
+	}
+	while (cfg.mix[op] <= 0)	/* rounding at the top end */
+		op--;
+	return op;
+}
+
+static unsigned pick_nkeys(struct thread *t)
+{
+	if (cfg.multiget_min == cfg.multiget)
+		return (unsigned)cfg.multiget;
+	return (unsigned)cfg.multiget_min +
+	       (unsigned)rng_below(&t->rng, (uint64_t)(cfg.multiget - cfg.multiget_min + 1));
+}
+
+static void issue_run(struct conn *c, int64_t t_start)
+{
+	struct thread *t = c->t;
+	int op = pick_op(t);
+
+	if (op == OP_GET)
+		issue(c, op, t_start, 0, pick_nkeys(t));
+	else
+		issue(c, op, t_start, pick_key(t), 1);
+	if (t->quota != UINT64_MAX)
+		t->quota--;
+}
+
+/* Put as many requests on c as its mode allows right now. */
+void conn_fill(struct conn *c, int64_t now)
+{
+	struct thread *t = c->t;
+
+	if (c->state != CS_UP)
+		return;
+	if (t->phase == PH_WARMUP) {
+		while (c->rcount < c->rcap && c->rcount < WARMUP_DEPTH &&
+		       t->wu_next < t->wu_end) {
+			uint64_t k = t->wu_next++;
+
+			issue(c, OP_SET, now, cfg.warmup_random ?
+			      perm_map(&cfg.wu_perm, k) : k, 1);
+		}
+		return;
+	}
+	/* nothing starts at or after the end of the run */
+	if (t->phase != PH_RUN || now >= t->t_stop)
+		return;
+	if (cfg.rate > 0) {
+		while (c->rcount < (unsigned)cfg.pipeline && t->quota &&
+		       c->next_send <= now && c->next_send < t->t_stop) {
+			issue_run(c, c->next_send);
+			c->next_send += arrival_gap(&t->rng, t->interval_ns,
+						    cfg.arrivals == ARRIVE_POISSON);
+		}
+	} else {
+		while (c->rcount < (unsigned)cfg.pipeline && t->quota)
+			issue_run(c, now);
+	}
+}
+
+void conn_flush(struct conn *c, int64_t now)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				if (!c->epout)
+					conn_epoll(c, EPOLL_CTL_MOD, 1);
+				return;
+			}
+			conn_fail(c, "send to", errno, now);
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	if (c->epout)
+		conn_epoll(c, EPOLL_CTL_MOD, 0);
+}
+
+static void verify_fail(struct thread *t, const struct proto_reply *pr,
+			const char *what, long off)
+{
+	int n;
+
+	t->tally->all.verify_errors++;
+	t->tally->cmd[OP_GET].verify_errors++;
+	n = atomic_fetch_add(&g_verify_logged, 1);
+	if (n < VERIFY_LOG_MAX) {
+		fprintf(stderr, "loadgen: verify: key %.*s: %s", (int)pr->keylen,
+			pr->key, what);
+		if (off >= 0)
+			fprintf(stderr, " at offset %ld (length %zu, expected %u)",
+				off, pr->datalen,
+				gen_value_len(&cfg.gen, pr->key, pr->keylen));
+		else
+			fprintf(stderr, " %u, expected 0", pr->flags);
+		fputc('\n', stderr);
+	} else if (n == VERIFY_LOG_MAX) {
+		fprintf(stderr, "loadgen: verify: further mismatches are counted, not shown\n");
+	}
+}
+
+static void verify(struct thread *t, const struct proto_reply *pr)
+{
+	long off = gen_value_check(&cfg.gen, pr->key, pr->keylen, pr->data,
+				   pr->datalen);
+
+	if (off >= 0) {
+		size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
+		size_t n = pr->datalen < want ? pr->datalen : want;
+
+		verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
+			    "wrong length" : "wrong byte", off);
+	} else if (pr->flags != 0) {
+		verify_fail(t, pr, "flags", -1);
+	}
+}
+
+/* Does the key in a VALUE line equal key index k? */
+static int key_is(const struct proto_reply *pr, uint64_t k)
+{
+	char key[MAX_KEY + 24];
+	size_t kl = key_str(key, k);
+
+	return kl == pr->keylen && !memcmp(key, pr->key, kl);
+}
+
+/* One failed request of the measured run. */
+static void count_error(struct thread *t, int op)
+{
+	t->tally->all.errors++;
+	t->tally->cmd[op].errors++;
+}
+
+/*
+ * The reply to r is complete: ok, or an error reply.  hit says, for a
+ * delete or touch, whether the key was there.
+ */
+static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit)
+{
+	struct thread *t = c->t;
+	struct stats *all = &t->tally->all, *cs = &t->tally->cmd[r->op];
+
+	c->rhead = (c->rhead + 1) % c->rcap;
+	c->rcount--;
+	t->outstanding--;
+	if (t->phase == PH_WARMUP) {
+		atomic_fetch_add_explicit(&g_warm_done, 1, memory_order_relaxed);
+		if (!ok)
+			all->errors++;
+		return;
+	}
+	if (!ok) {
+		count_error(t, r->op);
+		return;
+	}
+	all->ops++;
+	cs->ops++;
+	switch (r->op) {
+	case OP_GET:
+		all->gets++;
+		all->hits += r->hits;
+		all->misses += (uint64_t)(r->nkeys - r->hits);
+		all->misses_purged += r->purged;
+		all->hits_rebuilt += r->rebuilt;
+		cs->hits += r->hits;
+		cs->misses += (uint64_t)(r->nkeys - r->hits);
+		cs->misses_purged += r->purged;
+		cs->hits_rebuilt += r->rebuilt;
+		break;
+	case OP_SET:
+		all->sets++;
+		break;
+	case OP_DELETE:
+		all->deletes++;
+		break;
+	case OP_TOUCH:
+		all->touches++;
+		break;
+	}
+	if (r->op != OP_GET && r->op != OP_SET) {
+		cs->hits += (uint64_t)hit;
+		cs->misses += (uint64_t)!hit;
+	}
+	hist_record(&t->tally->hist[r->op], now - r->t_start);
+	c->backoff = BACKOFF_MIN_NS;
+}
+
+/* A VALUE (or VA) for r's next key; returns -1 when the stream is out of step. */
+static int got_value(struct conn *c, struct req *r, struct proto_reply *pr)
+{
+	struct thread *t = c->t;
+	char key[MAX_KEY + 24];
+
+	if (pr->kind == PR_META_VALUE) {
+		/* mg answers every key in order; VA carries no key */
+		pr->key = key;
+		pr->keylen = key_str(key, c->keyring[(r->key_off + r->next) % c->kcap]);
+		r->rebuilt += (uint16_t)pr->purged;
+	} else {
+		while (r->next < r->nkeys &&
+		       !key_is(pr, c->keyring[(r->key_off + r->next) % c->kcap]))
+			r->next++;
+		if (r->next == r->nkeys) {
+			log_line_once(&g_proto_logged, "reply for a key not requested",
+				      pr->line, pr->linelen);
+			return -1;
+		}
+	}
+	r->next++;
+	r->hits++;
+	if (cfg.verify && t->phase == PH_RUN)
+		verify(t, pr);
+	return 0;
+}
+
+/* Handle one reply element; returns -1 when the stream is out of step. */
+static int handle_reply(struct conn *c, struct proto_reply *pr, int64_t now)
+{
+	struct req *r;
+	int meta_get;
+
+	if (pr->kind == PR_MALFORMED) {
+		log_line_once(&g_proto_logged, "malformed reply", pr->line, pr->linelen);
+		return -1;
+	}
+	if (!c->rcount) {
+		log_line_once(&g_proto_logged, "unexpected reply (nothing pending)",
+			      pr->line, pr->linelen);
+		return -1;
+	}
+	r = &c->reqs[c->rhead];
+	meta_get = r->op == OP_GET && cfg.meta;
+	switch (pr->kind) {
+	case PR_VALUE:
+		if (r->op != OP_GET || meta_get)
+			break;
+		return got_value(c, r, pr);
+	case PR_END:
+		if (r->op != OP_GET || meta_get)
+			break;
+		req_done(c, r, now, 1, 0);
+		return 0;
+	case PR_META_VALUE:
+	case PR_META_MISS:
+		if (!meta_get)
+			break;
+		if (pr->kind == PR_META_VALUE) {
+			if (got_value(c, r, pr))
+				return -1;
+		} else {
+			r->next++;
+			r->purged += (uint16_t)pr->purged;
+		}
+		if (r->next == r->nkeys)
+			req_done(c, r, now, !r->failed, 0);
+		return 0;
+	case PR_STORED:
+		if (r->op != OP_SET)
+			break;
+		req_done(c, r, now, 1, 0);
+		return 0;
+	case PR_DELETED:
+		if (r->op != OP_DELETE)
+			break;
+		req_done(c, r, now, 1, 1);
+		return 0;
+	case PR_TOUCHED:
+		if (r->op != OP_TOUCH)
+			break;
+		req_done(c, r, now, 1, 1);
+		return 0;
+	case PR_NOT_FOUND:
+		if (r->op == OP_DELETE || r->op == OP_TOUCH) {
+			req_done(c, r, now, 1, 0);
+			return 0;
+		}
+		/* fall through */
+	case PR_NOT_STORED:
+	case PR_EXISTS:
+		if (r->op != OP_SET)
+			break;
+		log_line_once(&g_server_logged, "set not stored", pr->line, pr->linelen);
+		req_done(c, r, now, 0, 0);
+		return 0;
+	case PR_ERROR:
+	case PR_CLIENT_ERROR:
+	case PR_SERVER_ERROR:
+		log_line_once(&g_server_logged, "error reply", pr->line, pr->linelen);
+		if (meta_get && r->next + 1 < r->nkeys) {
+			/* every mg line has its own reply: wait for the rest */
+			r->next++;
+			r->failed = 1;
+			return 0;
+		}
+		req_done(c, r, now, 0, 0);
+		return 0;
+	default:
+		break;
+	}
+	log_line_once(&g_proto_logged, "unexpected reply", pr->line, pr->linelen);
+	return -1;
+}
+
+static void conn_read(struct conn *c, int64_t now)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (c->in_len == c->in_cap) {
+			c->in_cap *= 2;
+			c->in = xrealloc(c->in, c->in_cap);
+		}
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			conn_fail(c, "recv from", errno, now);
+			return;
+		}
+		if (n == 0) {
+			conn_fail(c, "connection to", 0, now);
+			return;
+		}
+		c->in_len += (size_t)n;
+		break;
+	}
+	/*
+	 * The replies in these bytes arrived now, not when epoll_wait
+	 * returned: the connections handled before this one in the batch
+	 * (reading, verifying, sending) took time that is not theirs.
+	 */
+	now = now_ns();
+	while (off < c->in_len) {
+		struct proto_reply pr;
+		size_t used = proto_parse(c->in + off, c->in_len - off,
+					  GEN_MAX_SIZE, &pr);
+
+		if (!used)
+			break;
+		if (handle_reply(c, &pr, now)) {
+			/*
+			 * The stream is out of step: the pending requests are
+			 * counted as errors when the connection is dropped; a
+			 * reply with nothing pending is one error of its own.
+			 */
+			if (!c->rcount)
+				c->t->tally->all.errors++;
+			conn_fail(c, "protocol error on", EPROTO, now);
+			return;
+		}
+		off += used;
+	}
+	if (off) {
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+	}
+}
+
+void conn_event(struct conn *c, uint32_t ev, int64_t now)
+{
+	if (c->state == CS_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+			conn_fail(c, "connect", err ? err : errno, now);
+			return;
+		}
+		c->state = CS_UP;
+		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_epoll(c, EPOLL_CTL_MOD, 0);
+	}
+	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+		conn_read(c, now);
+		if (c->state != CS_UP)
+			return;
+	}
+	/*
+	 * The next request goes out at once.  (Holding the sends until the
+	 * whole epoll batch had been read measured slower when the host is
+	 * busy: a thread preempted mid-batch then holds back every send.)
+	 */
+	/*
+	 * A closed-loop request starts when it is written, which is after
+	 * this connection's replies were read and checked; an open-loop one
+	 * is due by the clock of this moment, not of the batch's start.
+	 */
+	conn_fill(c, now_ns());
+	if (c->state == CS_UP && c->out_len > c->out_off)
+		conn_flush(c, now);
+}
+
+/* Count one request the run ended without an answer to. */
+static void unfinished(struct thread *t, int op, int64_t t_start, int64_t t_end)
+{
+	t->tally->all.unfinished++;
+	t->tally->cmd[op].unfinished++;
+	hist_record(&t->tally->hist[op], t_end - t_start);
+}
+
+/*
+ * The measured run ends at t_end: every request still in flight on c, and
+ * in open loop every request whose intended send time has passed but that
+ * was never sent (the connection was full or down), is counted as
+ * unfinished and its waiting up to t_end goes into the histogram.  A run
+ * that ends during a stall then shows the stall in its tail instead of
+ * leaving the stalled requests out.
+ */
+void conn_finish(struct conn *c, int64_t t_end)
+{
+	struct thread *t = c->t;
+
+	if (t->phase != PH_RUN)
+		return;
+	for (unsigned i = 0; i < c->rcount; i++) {
+		struct req *r = &c->reqs[(c->rhead + i) % c->rcap];
+
+		unfinished(t, r->op, r->t_start, t_end);
+	}
+	if (cfg.rate <= 0)
+		return;
+	while (t->quota && c->next_send < t_end) {
+		unfinished(t, pick_op(t), c->next_send, t_end);
+		c->next_send += arrival_gap(&t->rng, t->interval_ns,
+					    cfg.arrivals == ARRIVE_POISSON);
+		if (t->quota != UINT64_MAX)
+			t->quota--;
+	}
+}

@@ -1,0 +1,424 @@
+/*
+ * options.c - the command line: the option list, --help, and parsing into
+ * cfg with one line and exit status 64 for anything it cannot use.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "loadgen.h"
+
+struct config cfg;
+
+/* ---------------------------------------------------------------- options */
+
+static const char usage_text[] =
+"Usage: loadgen [OPTIONS]\n"
+"Load generator for the memcached text protocol (get, multi-get, set,\n"
+"delete, touch, and the meta get mg).\n"
+"\n"
+"Target:\n"
+"  -s, --server ADDR      HOST:PORT, [IPV6]:PORT or a unix socket path\n"
+"                         (anything containing '/'); default 127.0.0.1:11211\n"
+"Load:\n"
+"  -t, --threads N        load threads, each with its own event loop (1)\n"
+"  -c, --conns N          connections per thread (10)\n"
+"  -p, --pipeline N       requests in flight per connection (1)\n"
+"  -r, --rate OPS         open loop: total requests per second, sent on a\n"
+"                         fixed schedule; latency counts from the intended\n"
+"                         send time.  0 or absent: closed loop\n"
+"      --arrivals A       open loop: constant (fixed intervals, default) or\n"
+"                         poisson (exponential intervals of the same mean)\n"
+"  -d, --duration S       run for S seconds (default 10 unless --ops)\n"
+"  -n, --ops N            stop after N requests in total\n"
+"Keys and values:\n"
+"  -k, --keys N           key space size (100000); keys are PREFIX0..PREFIX(N-1)\n"
+"      --key-prefix P     key prefix (\"key:\")\n"
+"      --dist D           key popularity: uniform or zipf:S, S > 0 (uniform);\n"
+"                         with zipf, PREFIX0 is the most popular key\n"
+"      --scramble         with zipf: spread the ranks over the key space by a\n"
+"                         keyed permutation, so hot keys are not neighbours\n"
+"      --key-size N|MIN-MAX  key length in bytes (up to 250): each key is\n"
+"                         padded with -xxx to a length drawn from its index\n"
+"Commands:\n"
+"      --get-ratio F      fraction of requests that are gets, 0..1 (0.9);\n"
+"                         the rest are sets\n"
+"      --ratio G:S        the same as gets:sets, e.g. 9:1\n"
+"      --mix SPEC         weights of the commands, e.g.\n"
+"                         get=80,set=10,delete=5,touch=5 (get=9,set=1)\n"
+"  -m, --multiget N|MIN-MAX  keys per get request, 1..100 (1); a range\n"
+"                         draws the count of each request uniformly\n"
+"      --meta             gets as meta commands (mg KEY v f), one per key;\n"
+"                         the server's P flag counts purged misses and\n"
+"                         values rebuilt after a purge\n"
+"  -g, --gen OPTIONS      value formula options, the same string as the\n"
+"                         daemon's --origin gen:OPTIONS: size=N|MIN-MAX,\n"
+"                         cost=US, seed=N (size=100).  Sets store these\n"
+"                         values with flags 0\n"
+"  -w, --warmup           first set every key once (with progress), then run\n"
+"      --warmup-order O   sequential (default) or random: the warm-up sets\n"
+"                         the keys in a random order (a keyed permutation)\n"
+"  -V, --verify           check every byte of every hit against the formula;\n"
+"                         mismatches are counted, shown with their key and\n"
+"                         make the exit status 1\n"
+"      --seed N           seed of the key and operation choices (1)\n"
+"      --connect-timeout S  give up when no connection has succeeded after\n"
+"                         S seconds (10; 0 = keep retrying for ever).  Once\n"
+"                         one has, failures are always retried\n"
+"Output:\n"
+"  -i, --interval S       print one JSON line per S seconds on stdout; the\n"
+"                         summary then goes to stderr\n"
+"  -j, --json FILE        write the final summary with the full histogram\n"
+"      --hdr-log FILE     write the histograms in HdrHistogram's interval log\n"
+"                         format: per --interval (or one for the whole run),\n"
+"                         untagged for all commands and tagged per command\n"
+"  -q, --quiet            no progress line, no warm-up line, no summary\n"
+"  -h, --help             this text\n"
+"\n"
+"A progress line is shown on stderr when it is a terminal.  Ctrl-C stops\n"
+"the run and prints the summary of what ran.\n"
+"Exit status: 0 ok, 1 verify errors (or a fatal error), 2 no request\n"
+"completed, 64 bad arguments.\n";
+
+static uint64_t parse_uint(const char *opt, const char *s, uint64_t min,
+			   uint64_t max)
+{
+	char *e;
+	unsigned long long v;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		die_usage("%s: expected a number, got '%s'", opt, s);
+	v = strtoull(s, &e, 10);
+	if (errno || *e || v < min || v > max)
+		die_usage("%s: expected a number in %llu..%llu, got '%s'", opt,
+			  (unsigned long long)min, (unsigned long long)max, s);
+	return v;
+}
+
+static double parse_double(const char *opt, const char *s, double min,
+			   double max)
+{
+	char *e;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (errno || e == s || *e || !(v >= min && v <= max))
+		die_usage("%s: expected a number in %g..%g, got '%s'", opt, min,
+			  max, s);
+	return v;
+}
+
+/* "N" or "MIN-MAX" within min..max */
+static void parse_range(const char *opt, char *s, uint64_t min, uint64_t max,
+			int *lo, int *hi)
+{
+	char *dash = strchr(s, '-');
+
+	if (!dash) {
+		*lo = *hi = (int)parse_uint(opt, s, min, max);
+		return;
+	}
+	*dash = 0;
+	*lo = (int)parse_uint(opt, s, min, max);
+	*hi = (int)parse_uint(opt, dash + 1, min, max);
+	*dash = '-';
+	if (*lo > *hi)
+		die_usage("%s: MIN above MAX in '%s'", opt, s);
+}
+
+/* "get=W,set=W,delete=W,touch=W": weights, normalized to shares */
+static void parse_mix(char *s)
+{
+	static const char *const names[OP_COUNT] = { "get", "set", "delete", "touch" };
+	double w[OP_COUNT] = { 0 }, sum = 0;
+	char *save = NULL;
+
+	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int op;
+
+		if (!eq)
+			die_usage("--mix: expected NAME=WEIGHT, got '%s'", tok);
+		*eq = 0;
+		for (op = 0; op < OP_COUNT && strcmp(tok, names[op]); op++)
+			;
+		if (op == OP_COUNT)
+			die_usage("--mix: unknown command '%s' (get, set, delete, touch)", tok);
+		w[op] = parse_double("--mix", eq + 1, 0, 1e9);
+	}
+	for (int op = 0; op < OP_COUNT; op++)
+		sum += w[op];
+	if (sum <= 0)
+		die_usage("--mix: every weight is zero");
+	for (int op = 0; op < OP_COUNT; op++)
+		cfg.mix[op] = w[op] / sum;
+}
+
+static void set_get_ratio(double g)
+{
+	memset(cfg.mix, 0, sizeof(cfg.mix));
+	cfg.mix[OP_GET] = g;
+	cfg.mix[OP_SET] = 1 - g;
+}
+
+static void parse_server(const char *s)
+{
+	if (strchr(s, '/')) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&cfg.addr;
+
+		if (strlen(s) >= sizeof(un->sun_path))
+			die_usage("--server: unix socket path too long");
+		un->sun_family = AF_UNIX;
+		strcpy(un->sun_path, s);
+		cfg.addrlen = sizeof(*un);
+		return;
+	}
+	{
+		char host[256];
+		const char *colon = strrchr(s, ':');
+		const char *h = s;
+		size_t hl;
+		struct addrinfo hints = { 0 }, *ai;
+		int rc;
+
+		if (!colon || !colon[1])
+			die_usage("--server: expected HOST:PORT or a socket path, got '%s'", s);
+		hl = (size_t)(colon - s);
+		if (hl && s[0] == '[' && s[hl - 1] == ']') {
+			h++;
+			hl -= 2;
+		}
+		if (!hl || hl >= sizeof(host))
+			die_usage("--server: bad host in '%s'", s);
+		memcpy(host, h, hl);
+		host[hl] = 0;
+		parse_uint("--server port", colon + 1, 1, 65535);
+		hints.ai_socktype = SOCK_STREAM;
+		rc = getaddrinfo(host, colon + 1, &hints, &ai);
+		if (rc)
+			die_usage("--server: %s: %s", s, gai_strerror(rc));
+		memcpy(&cfg.addr, ai->ai_addr, ai->ai_addrlen);
+		cfg.addrlen = ai->ai_addrlen;
+		freeaddrinfo(ai);
+	}
+}
+
+enum {
+	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
+	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
+	O_HDR_LOG,
+};
+
+static const struct option long_opts[] = {
+	{ "server", required_argument, NULL, 's' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "conns", required_argument, NULL, 'c' },
+	{ "pipeline", required_argument, NULL, 'p' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ops", required_argument, NULL, 'n' },
+	{ "keys", required_argument, NULL, 'k' },
+	{ "key-prefix", required_argument, NULL, O_PREFIX },
+	{ "dist", required_argument, NULL, O_DIST },
+	{ "get-ratio", required_argument, NULL, O_GET_RATIO },
+	{ "ratio", required_argument, NULL, O_RATIO },
+	{ "multiget", required_argument, NULL, 'm' },
+	{ "arrivals", required_argument, NULL, O_ARRIVALS },
+	{ "scramble", no_argument, NULL, O_SCRAMBLE },
+	{ "key-size", required_argument, NULL, O_KEY_SIZE },
+	{ "mix", required_argument, NULL, O_MIX },
+	{ "meta", no_argument, NULL, O_META },
+	{ "warmup-order", required_argument, NULL, O_WARMUP_ORDER },
+	{ "hdr-log", required_argument, NULL, O_HDR_LOG },
+	{ "gen", required_argument, NULL, 'g' },
+	{ "warmup", no_argument, NULL, 'w' },
+	{ "verify", no_argument, NULL, 'V' },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "connect-timeout", required_argument, NULL, O_CONNECT_TIMEOUT },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void parse_args(int argc, char **argv)
+{
+	int opt;
+	int have_duration = 0;
+	char err[256];
+
+	cfg.server = "127.0.0.1:11211";
+	cfg.threads = 1;
+	cfg.conns = 10;
+	cfg.pipeline = 1;
+	cfg.keys = 100000;
+	cfg.prefix = "key:";
+	set_get_ratio(0.9);
+	cfg.multiget = 1;
+	cfg.multiget_min = 1;
+	cfg.seed = 1;
+	cfg.connect_timeout = 10;
+	gen_defaults(&cfg.gen);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qh",
+				  long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			cfg.server = optarg;
+			break;
+		case 't':
+			cfg.threads = (int)parse_uint("--threads", optarg, 1, 256);
+			break;
+		case 'c':
+			cfg.conns = (int)parse_uint("--conns", optarg, 1, 10000);
+			break;
+		case 'p':
+			cfg.pipeline = (int)parse_uint("--pipeline", optarg, 1, 4096);
+			break;
+		case 'r':
+			cfg.rate = parse_double("--rate", optarg, 0, 1e9);
+			break;
+		case 'd':
+			cfg.duration = parse_double("--duration", optarg, 0.001, 1e7);
+			have_duration = 1;
+			break;
+		case 'n':
+			cfg.ops = parse_uint("--ops", optarg, 1, UINT64_MAX / 2);
+			break;
+		case 'k':
+			cfg.keys = parse_uint("--keys", optarg, 1, UINT64_MAX / 2);
+			break;
+		case O_PREFIX:
+			cfg.prefix = optarg;
+			for (const char *p = optarg; *p; p++)
+				if ((unsigned char)*p <= ' ' || *p == 127)
+					die_usage("--key-prefix: no spaces or control characters");
+			if (strlen(optarg) > MAX_KEY - 20)
+				die_usage("--key-prefix: longer than %d bytes", MAX_KEY - 20);
+			break;
+		case O_DIST:
+			if (!strcmp(optarg, "uniform")) {
+				cfg.zipf = 0;
+			} else if (!strncmp(optarg, "zipf:", 5)) {
+				cfg.zipf = 1;
+				cfg.zipf_s = parse_double("--dist zipf:S", optarg + 5,
+							  1e-6, 100);
+			} else {
+				die_usage("--dist: expected uniform or zipf:S, got '%s'", optarg);
+			}
+			break;
+		case O_GET_RATIO:
+			set_get_ratio(parse_double("--get-ratio", optarg, 0, 1));
+			break;
+		case O_RATIO: {
+			char *colon = strchr(optarg, ':');
+			double g, s;
+
+			if (!colon)
+				die_usage("--ratio: expected GETS:SETS, got '%s'", optarg);
+			*colon = 0;
+			g = parse_double("--ratio", optarg, 0, 1e9);
+			s = parse_double("--ratio", colon + 1, 0, 1e9);
+			*colon = ':';
+			if (g + s <= 0)
+				die_usage("--ratio: both parts are zero");
+			set_get_ratio(g / (g + s));
+			break;
+		}
+		case 'm':
+			parse_range("--multiget", optarg, 1, MAX_MULTIGET,
+				    &cfg.multiget_min, &cfg.multiget);
+			break;
+		case 'g':
+			cfg.gen_str = optarg;
+			if (!strncmp(optarg, "gen:", 4))
+				optarg += 4;
+			if (gen_parse(optarg, &cfg.gen, err, sizeof(err)))
+				die_usage("--gen: %s", err);
+			break;
+		case 'w':
+			cfg.warmup = 1;
+			break;
+		case O_ARRIVALS:
+			if (!strcmp(optarg, "constant"))
+				cfg.arrivals = ARRIVE_CONSTANT;
+			else if (!strcmp(optarg, "poisson"))
+				cfg.arrivals = ARRIVE_POISSON;
+			else
+				die_usage("--arrivals: expected constant or poisson, got '%s'", optarg);
+			break;
+		case O_SCRAMBLE:
+			cfg.scramble = 1;
+			break;
+		case O_KEY_SIZE:
+			parse_range("--key-size", optarg, 1, MAX_KEY, &cfg.key_min,
+				    &cfg.key_max);
+			break;
+		case O_MIX:
+			parse_mix(optarg);
+			break;
+		case O_META:
+			cfg.meta = 1;
+			break;
+		case O_WARMUP_ORDER:
+			if (!strcmp(optarg, "sequential"))
+				cfg.warmup_random = 0;
+			else if (!strcmp(optarg, "random"))
+				cfg.warmup_random = 1;
+			else
+				die_usage("--warmup-order: expected sequential or random, got '%s'", optarg);
+			break;
+		case O_HDR_LOG:
+			cfg.hdr_log = optarg;
+			break;
+		case 'V':
+			cfg.verify = 1;
+			break;
+		case O_SEED:
+			cfg.seed = parse_uint("--seed", optarg, 0, UINT64_MAX);
+			break;
+		case O_CONNECT_TIMEOUT:
+			cfg.connect_timeout = parse_double("--connect-timeout", optarg, 0, 1e7);
+			break;
+		case 'i':
+			cfg.interval = parse_double("--interval", optarg, 0.01, 1e6);
+			break;
+		case 'j':
+			cfg.json = optarg;
+			break;
+		case 'q':
+			cfg.quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case ':':
+			die_usage("option %s needs a value", argv[optind - 1]);
+			break;
+		default:
+			if (optopt)
+				die_usage("unknown option -%c", optopt);
+			die_usage("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!have_duration && !cfg.ops)
+		cfg.duration = 10;
+	if (!have_duration && cfg.ops)
+		cfg.duration = 0;
+	cfg.prefixlen = strlen(cfg.prefix);
+	cfg.get_ratio = cfg.mix[OP_GET];
+	perm_init(&cfg.perm, cfg.keys, cfg.seed ^ 0x5eed5c7a3b1eULL);
+	perm_init(&cfg.wu_perm, cfg.keys, cfg.seed ^ 0x3a7e0fd3c19bULL);
+	parse_server(cfg.server);
+}
+

@@ -1,0 +1,370 @@
+/*
+ * output.c - what loadgen prints: the human summary, the progress line,
+ * the interval lines, the final JSON file and the HdrHistogram log.
+ *
+ * Everything here works on tallies that the main thread has already
+ * collected from the load threads, so nothing here takes a lock or runs
+ * during a thread's loop.  A tally has counters and a histogram for each
+ * command; the whole run's histogram is their merge, made here.  A command
+ * is reported when it is part of the mix (--mix), whether or not it ran.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "loadgen.h"
+
+double us(int64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+const char *op_name(int op)
+{
+	static const char *const names[OP_COUNT] = { "get", "set", "delete", "touch" };
+
+	if (op == OP_GET && cfg.meta)
+		return "mg";
+	return names[op];
+}
+
+/* hits / (hits + misses), 0 when there were none */
+static double hit_ratio(const struct stats *s)
+{
+	uint64_t keys = s->hits + s->misses;
+
+	return keys ? (double)s->hits / (double)keys : 0.0;
+}
+
+/* "ops":..,"hits":..,... and the percentiles: the figures of one command */
+static void json_figures(FILE *f, double secs, const struct stats *s,
+			 const struct hist *h)
+{
+	fprintf(f, "\"ops\":%llu,\"ops_per_s\":%.1f,\"hits\":%llu,\"misses\":%llu,"
+		"\"errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,"
+		"\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
+		"\"mean_us\":%.1f",
+		(unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
+		(unsigned long long)s->hits, (unsigned long long)s->misses,
+		(unsigned long long)s->errors, (unsigned long long)s->unfinished,
+		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
+		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
+		us(h->max), us((int64_t)hist_mean(h)));
+}
+
+/* "commands":{"get":{...},...}; with_hist adds each one's histogram */
+static void json_commands(FILE *f, double secs, const struct tally *a,
+			  int with_hist)
+{
+	int first = 1;
+
+	fputs("\"commands\":{", f);
+	for (int op = 0; op < OP_COUNT; op++) {
+		if (cfg.mix[op] <= 0)
+			continue;
+		fprintf(f, "%s\"%s\":{", first ? "" : ",", op_name(op));
+		json_figures(f, secs, &a->cmd[op], &a->hist[op]);
+		if (op == OP_GET)
+			fprintf(f, ",\"misses_purged\":%llu,\"hits_rebuilt\":%llu",
+				(unsigned long long)a->cmd[op].misses_purged,
+				(unsigned long long)a->cmd[op].hits_rebuilt);
+		if (with_hist) {
+			fputs(",\"histogram\":", f);
+			hist_write_json(&a->hist[op], f);
+		}
+		fputc('}', f);
+		first = 0;
+	}
+	fputc('}', f);
+}
+
+void print_interval_json(double t, double secs, const struct tally *a)
+{
+	const struct stats *s = &a->all;
+	struct hist *h = xcalloc(1, sizeof(*h));
+
+	tally_merged(a, h);
+	printf("{\"t\":%.3f,\"ops\":%llu,\"ops_per_s\":%.1f,\"gets\":%llu,"
+	       "\"sets\":%llu,\"deletes\":%llu,\"touches\":%llu,\"hits\":%llu,"
+	       "\"misses\":%llu,\"hit_ratio\":%.4f,\"misses_purged\":%llu,"
+	       "\"misses_never_cached\":%llu,\"hits_rebuilt\":%llu,\"errors\":%llu,"
+	       "\"verify_errors\":%llu,\"conn_errors\":%llu,\"unfinished\":%llu,"
+	       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
+	       "\"p999_us\":%.1f,\"max_us\":%.1f,",
+	       t, (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
+	       (unsigned long long)s->gets, (unsigned long long)s->sets,
+	       (unsigned long long)s->deletes, (unsigned long long)s->touches,
+	       (unsigned long long)s->hits, (unsigned long long)s->misses,
+	       hit_ratio(s), (unsigned long long)s->misses_purged,
+	       (unsigned long long)(s->misses - s->misses_purged),
+	       (unsigned long long)s->hits_rebuilt,
+	       (unsigned long long)s->errors,
+	       (unsigned long long)s->verify_errors,
+	       (unsigned long long)s->conn_errors,
+	       (unsigned long long)s->unfinished,
+	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
+	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
+	       us(h->max));
+	json_commands(stdout, secs, a, 0);
+	fputs("}\n", stdout);
+	fflush(stdout);
+	free(h);
+}
+
+void print_progress(double t, double secs, const struct tally *a)
+{
+	const struct stats *s = &a->all;
+	struct hist *h = xcalloc(1, sizeof(*h));
+
+	tally_merged(a, h);
+	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  hits %llu  misses %llu  errors %llu"
+		"  p99 %.1f us   ",
+		t, secs > 0 ? (double)s->ops / secs : 0,
+		(unsigned long long)s->hits, (unsigned long long)s->misses,
+		(unsigned long long)(s->errors + s->verify_errors),
+		us(hist_percentile(h, 99)));
+	free(h);
+}
+
+double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 32)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_config(FILE *f)
+{
+	fputs("{\"server\":", f);
+	json_str(f, cfg.server);
+	fprintf(f, ",\"threads\":%d,\"conns\":%d,\"pipeline\":%d,\"rate\":%.1f,"
+		"\"arrivals\":\"%s\",\"duration\":%.3f,\"ops\":%llu,\"keys\":%llu,"
+		"\"key_prefix\":",
+		cfg.threads, cfg.conns, cfg.pipeline, cfg.rate,
+		cfg.arrivals == ARRIVE_POISSON ? "poisson" : "constant",
+		cfg.duration, (unsigned long long)cfg.ops,
+		(unsigned long long)cfg.keys);
+	json_str(f, cfg.prefix);
+	fprintf(f, ",\"key_size\":[%d,%d],\"dist\":\"%s\",\"zipf_s\":%.4f,"
+		"\"scramble\":%s,\"get_ratio\":%.4f,\"mix\":{",
+		cfg.key_min, cfg.key_max, cfg.zipf ? "zipf" : "uniform",
+		cfg.zipf ? cfg.zipf_s : 0.0, cfg.scramble ? "true" : "false",
+		cfg.mix[OP_GET]);
+	for (int op = 0; op < OP_COUNT; op++)
+		fprintf(f, "%s\"%s\":%.4f", op ? "," : "", op_name(op), cfg.mix[op]);
+	fputs("},\"gen\":", f);
+	json_str(f, cfg.gen_str ? cfg.gen_str : "");
+	fprintf(f, ",\"multiget\":%d,\"multiget_min\":%d,\"meta\":%s,"
+		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s}",
+		cfg.multiget, cfg.multiget_min, cfg.meta ? "true" : "false",
+		cfg.warmup ? "true" : "false",
+		cfg.warmup_random ? "random" : "sequential",
+		cfg.verify ? "true" : "false");
+}
+
+void write_json(const char *path, double secs, double cpu,
+		const struct tally *a, int interrupted)
+{
+	const struct stats *s = &a->all;
+	struct hist *h;
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	h = xcalloc(1, sizeof(*h));
+	tally_merged(a, h);
+	fputs("{\"config\":", f);
+	json_config(f);
+	fprintf(f, ",\"interrupted\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
+		"\"ops_per_s\":%.1f,\"gets\":%llu,\"sets\":%llu,\"deletes\":%llu,"
+		"\"touches\":%llu,\"hits\":%llu,\"misses\":%llu,\"hit_ratio\":%.4f,"
+		"\"misses_purged\":%llu,\"misses_never_cached\":%llu,"
+		"\"hits_rebuilt\":%llu,\"errors\":%llu,\"verify_errors\":%llu,"
+		"\"conn_errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,\"p90_us\":%.1f,"
+		"\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
+		"\"mean_us\":%.1f,\"cpu_s\":%.3f,\"cpu_ms_per_1000\":%.4f,",
+		interrupted ? "true" : "false", secs, (unsigned long long)s->ops,
+		secs > 0 ? (double)s->ops / secs : 0,
+		(unsigned long long)s->gets, (unsigned long long)s->sets,
+		(unsigned long long)s->deletes, (unsigned long long)s->touches,
+		(unsigned long long)s->hits, (unsigned long long)s->misses,
+		hit_ratio(s), (unsigned long long)s->misses_purged,
+		(unsigned long long)(s->misses - s->misses_purged),
+		(unsigned long long)s->hits_rebuilt,
+		(unsigned long long)s->errors,
+		(unsigned long long)s->verify_errors,
+		(unsigned long long)s->conn_errors,
+		(unsigned long long)s->unfinished,
+		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
+		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
+		us(h->max), us((int64_t)hist_mean(h)), cpu,
+		s->ops ? cpu * 1e6 / (double)s->ops : 0);
+	json_commands(f, secs, a, 1);
+	fputs(",\"histogram\":", f);
+	hist_write_json(h, f);
+	fputs("}\n", f);
+	if (fclose(f))
+		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
+	free(h);
+}
+
+static void print_latency(FILE *f, const char *label, const struct hist *h)
+{
+	fprintf(f, "%-12sp50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+		label, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
+		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
+		us(h->max));
+}
+
+void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
+		   int interrupted)
+{
+	const struct stats *s = &a->all;
+	struct hist *h = xcalloc(1, sizeof(*h));
+
+	tally_merged(a, h);
+	fprintf(f, "server      %s  (%d threads x %d conns, pipeline %d, %s)\n",
+	       cfg.server, cfg.threads, cfg.conns, cfg.pipeline,
+	       cfg.rate > 0 ? "open loop" : "closed loop");
+	if (cfg.rate > 0)
+		fprintf(f, "rate        %.1f ops/s offered%s\n", cfg.rate,
+			cfg.arrivals == ARRIVE_POISSON ? " (Poisson arrivals)" : "");
+	fprintf(f, "duration    %.3f s%s\n", secs, interrupted ? "  (interrupted)" : "");
+	fprintf(f, "ops         %llu  (%.1f ops/s)  gets %llu  sets %llu",
+	       (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
+	       (unsigned long long)s->gets, (unsigned long long)s->sets);
+	if (cfg.mix[OP_DELETE] > 0 || cfg.mix[OP_TOUCH] > 0)
+		fprintf(f, "  deletes %llu  touches %llu",
+			(unsigned long long)s->deletes,
+			(unsigned long long)s->touches);
+	fputc('\n', f);
+	fprintf(f, "hits        %llu  (%.1f%%)  misses %llu",
+	       (unsigned long long)s->hits, 100.0 * hit_ratio(s),
+	       (unsigned long long)s->misses);
+	if (cfg.meta)
+		fprintf(f, "  (purged %llu)  hits rebuilt after a purge %llu",
+			(unsigned long long)s->misses_purged,
+			(unsigned long long)s->hits_rebuilt);
+	fputc('\n', f);
+	fprintf(f, "errors      %llu  verify_errors %llu  conn_errors %llu\n",
+	       (unsigned long long)s->errors,
+	       (unsigned long long)s->verify_errors,
+	       (unsigned long long)s->conn_errors);
+	fprintf(f, "unfinished  %llu  (in flight or due at the end; counted in the latency)\n",
+		(unsigned long long)s->unfinished);
+	print_latency(f, "latency us", h);
+	for (int op = 0; op < OP_COUNT; op++) {
+		char label[32];
+		const struct stats *c = &a->cmd[op];
+
+		if (cfg.mix[op] <= 0)
+			continue;
+		snprintf(label, sizeof(label), "  %s", op_name(op));
+		fprintf(f, "%-12sops %llu  hits %llu  misses %llu  errors %llu  unfinished %llu\n",
+			label, (unsigned long long)c->ops,
+			(unsigned long long)c->hits, (unsigned long long)c->misses,
+			(unsigned long long)c->errors,
+			(unsigned long long)c->unfinished);
+		print_latency(f, "", &a->hist[op]);
+	}
+	fprintf(f, "cpu         %.3f s  (%.4f ms per 1000 requests)\n", cpu,
+	       s->ops ? cpu * 1e6 / (double)s->ops : 0);
+	fflush(f);
+	free(h);
+}
+
+/* ------------------------------------------------- HdrHistogram's log */
+
+static FILE *hdr_log;
+
+/*
+ * The interval log of HdrHistogram (format version 1.3): a header with the
+ * start time, a legend, then one line per interval and histogram:
+ * [Tag=NAME,]START,LENGTH,MAX,HISTOGRAM with START seconds since the start
+ * of the measured run (which is the BaseTime), MAX in milliseconds (values
+ * are recorded in nanoseconds: HdrHistogram's tools read them with an
+ * output value unit ratio of 1e6 for milliseconds) and the histogram in its
+ * compressed base64 form.  The untagged line is every command together.
+ */
+void hdr_log_open(const char *path)
+{
+	hdr_log = fopen(path, "w");
+	if (!hdr_log)
+		die("%s: %s", path, strerror(errno));
+}
+
+static void hdr_log_line(const char *tag, double start, double secs,
+			 const struct hist *h)
+{
+	char *text = hist_encode_hdr(h);
+
+	if (!text)
+		die("out of memory");
+	if (tag)
+		fprintf(hdr_log, "Tag=%s,", tag);
+	fprintf(hdr_log, "%.3f,%.3f,%.3f,%s\n", start, secs, (double)h->max / 1e6,
+		text);
+	free(text);
+}
+
+void hdr_log_interval(double start, double secs, const struct tally *a)
+{
+	static int header_done;
+	struct hist *h = xcalloc(1, sizeof(*h));
+
+	if (!header_done) {
+		struct timespec real;
+		double base;
+		char when[64];
+		time_t sec;
+
+		/* the run's start t0 = now - start, in wall-clock time */
+		clock_gettime(CLOCK_REALTIME, &real);
+		base = (double)real.tv_sec + real.tv_nsec / 1e9 -
+		       ((double)(now_ns() - g_t0) / 1e9);
+		sec = (time_t)base;
+		strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", gmtime(&sec));
+		fprintf(hdr_log, "#[Histogram log format version 1.3]\n"
+			"#[StartTime: %.3f (seconds since epoch), %s]\n"
+			"#[BaseTime: %.3f (seconds since epoch)]\n"
+			"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
+			"\"Interval_Compressed_Histogram\"\n", base, when, base);
+		header_done = 1;
+	}
+	tally_merged(a, h);
+	hdr_log_line(NULL, start, secs, h);
+	for (int op = 0; op < OP_COUNT; op++)
+		if (cfg.mix[op] > 0)
+			hdr_log_line(op_name(op), start, secs, &a->hist[op]);
+	fflush(hdr_log);
+	free(h);
+}
+
+void hdr_log_close(void)
+{
+	if (hdr_log && fclose(hdr_log))
+		fprintf(stderr, "loadgen: %s: %s\n", cfg.hdr_log, strerror(errno));
+	hdr_log = NULL;
+}

@@ -1,0 +1,365 @@
+/*
+ * run.c - the load threads and the main thread's view of them.
+ *
+ * Every load thread runs one epoll loop over its own connections, a timerfd
+ * for the open-loop schedule and back-offs, and an eventfd through which
+ * the main thread wakes it when the phase changes (warm-up, wait, run).
+ * A thread's counters and histogram are guarded by its mutex, which the
+ * thread holds while it works and releases around epoll_wait; the main
+ * thread takes it once per interval to move them out (collect), so the
+ * load threads never wait on each other.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loadgen.h"
+
+struct thread *threads;
+atomic_int g_stop;
+atomic_int g_phase;
+atomic_llong g_t0;
+atomic_ullong g_warm_done;
+atomic_int g_verify_logged;
+atomic_int g_proto_logged;
+atomic_int g_server_logged;
+atomic_int g_conn_logged;
+atomic_int g_connected;	/* some connection was established */
+
+/* ---------------------------------------------------------------- thread */
+
+static void timer_arm(struct thread *t, int64_t when)
+{
+	struct itimerspec its = { 0 };
+
+	if (when == t->timer_armed)
+		return;
+	t->timer_armed = when;
+	if (when != INT64_MAX) {
+		if (when <= 0)
+			when = 1;
+		its.it_value.tv_sec = when / 1000000000LL;
+		its.it_value.tv_nsec = when % 1000000000LL;
+	}
+	timerfd_settime(t->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void thread_start_run(struct thread *t)
+{
+	int64_t t0 = atomic_load(&g_t0);
+	int total = cfg.threads * cfg.conns;
+
+	t->phase = PH_RUN;
+	for (int i = 0; i < t->nconns; i++) {
+		int g = t->id * cfg.conns + i;
+
+		/* spread the connections' schedules over one period */
+		t->conns[i].next_send = t0 + t->interval_ns * g / total;
+	}
+}
+
+void *thread_main(void *arg)
+{
+	struct thread *t = arg;
+	struct epoll_event evs[256];
+
+	for (int i = 0; i < t->nconns; i++)
+		conn_start(&t->conns[i], now_ns());
+	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+		int64_t now = now_ns(), wake = INT64_MAX;
+		int n, timeout_ms = 100;
+
+		pthread_mutex_lock(&t->lock);
+		if (t->phase == PH_WARMUP && t->wu_next >= t->wu_end &&
+		    !t->outstanding)
+			t->phase = PH_WAIT;
+		if (t->phase == PH_WAIT && atomic_load(&g_phase) == PH_RUN) {
+			thread_start_run(t);
+			if (cfg.duration > 0)
+				t->t_stop = atomic_load(&g_t0) +
+					 (int64_t)(cfg.duration * 1e9);
+		}
+		if (t->phase == PH_RUN) {
+			if (now >= t->t_stop) {
+				t->t_end = t->t_stop;
+				pthread_mutex_unlock(&t->lock);
+				break;
+			}
+			if (!t->quota && !t->outstanding) {
+				t->t_end = now;
+				pthread_mutex_unlock(&t->lock);
+				break;
+			}
+		}
+		for (int i = 0; i < t->nconns; i++) {
+			struct conn *c = &t->conns[i];
+
+			if (c->state == CS_DOWN) {
+				if (now >= c->retry_at)
+					conn_start(c, now);
+				else if (c->retry_at < wake)
+					wake = c->retry_at;
+			}
+			if (c->state == CS_UP) {
+				conn_fill(c, now);
+				if (c->out_len > c->out_off)
+					conn_flush(c, now);
+				if (cfg.rate > 0 && t->phase == PH_RUN &&
+				    c->state == CS_UP && t->quota &&
+				    c->rcount < (unsigned)cfg.pipeline &&
+				    c->next_send < wake)
+					wake = c->next_send;
+			}
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (t->t_stop < wake)
+			wake = t->t_stop;
+		if (wake != INT64_MAX && wake - now < 100 * 1000000LL) {
+			/* precise wake-up through the timerfd */
+			timer_arm(t, wake);
+		}
+		n = epoll_wait(t->epfd, evs, 256, timeout_ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait: %s", strerror(errno));
+		}
+		now = now_ns();
+		pthread_mutex_lock(&t->lock);
+		for (int i = 0; i < n; i++) {
+			if (!evs[i].data.ptr) {
+				uint64_t x;
+
+				if (read(t->tfd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+					die("timerfd: %s", strerror(errno));
+				t->timer_armed = 0;
+				continue;
+			}
+			if (evs[i].data.ptr == t) {
+				uint64_t x;
+
+				if (read(t->wakefd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+					die("eventfd: %s", strerror(errno));
+				continue;
+			}
+			conn_event(evs[i].data.ptr, evs[i].events, now);
+		}
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_lock(&t->lock);
+	if (!t->t_end)
+		t->t_end = now_ns();
+	for (int i = 0; i < t->nconns; i++)
+		conn_finish(&t->conns[i], t->t_end);
+	pthread_mutex_unlock(&t->lock);
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+/* Make a thread leave epoll_wait and look at the phase again. */
+void thread_wake(struct thread *t)
+{
+	uint64_t one = 1;
+
+	if (write(t->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		die("eventfd: %s", strerror(errno));
+}
+
+void thread_init(struct thread *t, int id)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	unsigned rcap = (unsigned)cfg.pipeline;
+
+	if (rcap < WARMUP_DEPTH)
+		rcap = WARMUP_DEPTH;
+	t->id = id;
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->epfd < 0 || t->tfd < 0)
+		die("epoll/timerfd: %s", strerror(errno));
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->tfd, &ev))
+		die("epoll_ctl: %s", strerror(errno));
+	t->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.data.ptr = t;
+	if (t->wakefd < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->wakefd, &ev))
+		die("eventfd: %s", strerror(errno));
+	t->timer_armed = INT64_MAX;
+	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1);
+	if (cfg.zipf)
+		zipf_init(&t->zipf, cfg.keys, cfg.zipf_s);
+	if (cfg.rate > 0)
+		t->interval_ns = (int64_t)(1e9 * cfg.threads * cfg.conns / cfg.rate);
+	if (t->interval_ns < 1)
+		t->interval_ns = 1;
+	t->quota = UINT64_MAX;
+	t->t_stop = INT64_MAX;
+	if (cfg.ops)
+		t->quota = cfg.ops / (uint64_t)cfg.threads +
+			   ((uint64_t)id < cfg.ops % (uint64_t)cfg.threads);
+	t->phase = cfg.warmup ? PH_WARMUP : PH_WAIT;
+	t->wu_next = cfg.keys * (uint64_t)id / (uint64_t)cfg.threads;
+	t->wu_end = cfg.keys * (uint64_t)(id + 1) / (uint64_t)cfg.threads;
+	pthread_mutex_init(&t->lock, NULL);
+	t->tally = tally_new();
+	t->nconns = cfg.conns;
+	t->conns = xcalloc((size_t)cfg.conns, sizeof(*t->conns));
+	for (int i = 0; i < cfg.conns; i++) {
+		struct conn *c = &t->conns[i];
+
+		c->t = t;
+		c->fd = -1;
+		c->state = CS_DOWN;
+		c->in_cap = 64 * 1024;
+		c->in = xrealloc(NULL, c->in_cap);
+		c->out_cap = 16 * 1024;
+		c->out = xrealloc(NULL, c->out_cap);
+		c->rcap = rcap;
+		c->reqs = xcalloc(rcap, sizeof(*c->reqs));
+		c->kcap = rcap * (unsigned)cfg.multiget;
+		c->keyring = xcalloc(c->kcap, sizeof(*c->keyring));
+		c->backoff = BACKOFF_MIN_NS;
+	}
+}
+
+void stats_add(struct stats *a, const struct stats *b)
+{
+	a->ops += b->ops;
+	a->gets += b->gets;
+	a->sets += b->sets;
+	a->deletes += b->deletes;
+	a->touches += b->touches;
+	a->hits += b->hits;
+	a->misses += b->misses;
+	a->misses_purged += b->misses_purged;
+	a->hits_rebuilt += b->hits_rebuilt;
+	a->errors += b->errors;
+	a->verify_errors += b->verify_errors;
+	a->conn_errors += b->conn_errors;
+	a->unfinished += b->unfinished;
+}
+
+struct tally *tally_new(void)
+{
+	struct tally *a = xcalloc(1, sizeof(*a));
+
+	tally_reset(a);
+	return a;
+}
+
+void tally_reset(struct tally *a)
+{
+	memset(&a->all, 0, sizeof(a->all));
+	memset(a->cmd, 0, sizeof(a->cmd));
+	for (int op = 0; op < OP_COUNT; op++)
+		hist_reset(&a->hist[op]);
+}
+
+void tally_add(struct tally *a, const struct tally *b)
+{
+	stats_add(&a->all, &b->all);
+	for (int op = 0; op < OP_COUNT; op++) {
+		stats_add(&a->cmd[op], &b->cmd[op]);
+		if (b->hist[op].total)
+			hist_merge(&a->hist[op], &b->hist[op]);
+	}
+}
+
+void tally_merged(const struct tally *a, struct hist *h)
+{
+	hist_reset(h);
+	for (int op = 0; op < OP_COUNT; op++)
+		if (a->hist[op].total)
+			hist_merge(h, &a->hist[op]);
+}
+
+/* Move every thread's counters and histograms into *into (merged). */
+void collect(struct tally *into)
+{
+	tally_reset(into);
+	for (int i = 0; i < cfg.threads; i++) {
+		struct thread *t = &threads[i];
+
+		pthread_mutex_lock(&t->lock);
+		tally_add(into, t->tally);
+		tally_reset(t->tally);
+		pthread_mutex_unlock(&t->lock);
+	}
+}
+
+void sleep_ns(int64_t ns)
+{
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+
+	if (ns > 0)
+		nanosleep(&ts, NULL);
+}
+
+int64_t g_start;
+
+/* Stop the run when the server was never reachable within the timeout. */
+void check_connect_timeout(int64_t now)
+{
+	if (cfg.connect_timeout <= 0 || atomic_load(&g_connected) ||
+	    atomic_load(&g_stop) ||
+	    now - g_start < (int64_t)(cfg.connect_timeout * 1e9))
+		return;
+	fprintf(stderr, "loadgen: no connection to %s within %g s, giving up\n",
+		cfg.server, cfg.connect_timeout);
+	atomic_store(&g_stop, 1);
+}
+
+int all_done(void)
+{
+	for (int i = 0; i < cfg.threads; i++)
+		if (!atomic_load(&threads[i].done))
+			return 0;
+	return 1;
+}
+
+void do_warmup(int tty)
+{
+	int64_t start = now_ns(), next = start + 200000000LL;
+	struct tally *a = tally_new();
+
+	for (;;) {
+		int waiting = 0;
+
+		for (int i = 0; i < cfg.threads; i++) {
+			struct thread *t = &threads[i];
+
+			pthread_mutex_lock(&t->lock);
+			waiting += t->phase == PH_WAIT;
+			pthread_mutex_unlock(&t->lock);
+		}
+		if (waiting == cfg.threads || atomic_load(&g_stop))
+			break;
+		check_connect_timeout(now_ns());
+		if (tty && now_ns() >= next) {
+			unsigned long long d = atomic_load(&g_warm_done);
+
+			fprintf(stderr, "\rwarmup: %llu/%llu keys (%.0f%%)   ", d,
+				(unsigned long long)cfg.keys,
+				100.0 * (double)d / (double)cfg.keys);
+			next += 200000000LL;
+		}
+		sleep_ns(10000000LL);
+	}
+	collect(a);
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (!cfg.quiet)
+		fprintf(stderr, "warmup: %llu keys set in %.2f s, %llu errors%s\n",
+			(unsigned long long)atomic_load(&g_warm_done),
+			(double)(now_ns() - start) / 1e9,
+			(unsigned long long)a->all.errors,
+			atomic_load(&g_stop) ? " (interrupted)" : "");
+	free(a);
+}
+
