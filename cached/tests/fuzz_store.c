@@ -19,7 +19,12 @@
  *  - --verify never fires (the fake kernel never purges silently);
  *  - store_audit(): no slot that the daemon believes is not volatile is
  *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
- *  - the lost-item count never exceeds the index.
+ *  - the lost-item count never exceeds the index;
+ *  - the meta protocol's mg, through the protocol code: a hit is the
+ *    exact value and never carries the purge flag P (there is no origin);
+ *    "EN P" only for a key that holds a value in the shadow and was in
+ *    the index, reported once (the key is then absent); quiet mode hides
+ *    the miss either way.
  *
  *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
  *
@@ -37,9 +42,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "cache.h"
 #include "cached.h"
 #include "index.h"
+#include "proto.h"
 #include "stats.h"
 #include "store.h"
 #include "tests/fake_kernel.h"
@@ -278,6 +286,81 @@ static void op_get(int k)
 		stats.purge_misses++;
 		cache_drop_lost(it);
 	}
+}
+
+/* One protocol exchange through a conn without a socket. */
+static char *session(const char *in, size_t n, size_t *outlen)
+{
+	static char out[(2 << 20) + 256];
+	struct conn c;
+	size_t len;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	conn_init_buffers(&c);
+	conn_rbuf_reserve(&c, n);
+	memcpy(c.rbuf + c.rend, in, n);
+	c.rend += n;
+	proto_process(&c);
+	len = evbuffer_get_length(c.out);
+	if (len >= sizeof(out))
+		len = sizeof(out) - 1;
+	evbuffer_remove(c.out, out, len);
+	out[len] = 0;
+	conn_free_buffers(&c);
+	*outlen = len;
+	return out;
+}
+
+static long mg_hits, mg_purged, mg_misses;
+
+/* mg KEY v [q]: the purge flag P against the shadow. */
+static void op_mg(int k)
+{
+	size_t n, rlen;
+	const char *key = keyname(k, &n);
+	bool quiet = below(4) == 0, indexed = peek(k) != NULL;
+	bool lost = peek_lost(k) && alive(k);
+	char cmd[64], *r;
+	int len = snprintf(cmd, sizeof(cmd), "mg %.*s v%s\r\n%s", (int)n, key,
+			   quiet ? " q" : "", quiet ? "mn\r\n" : "");
+
+	r = session(cmd, (size_t)len, &rlen);
+	if (!strncmp(r, "VA ", 3)) {
+		char *eol = strstr(r, "\r\n");
+		unsigned long vlen = strtoul(r + 3, NULL, 10);
+
+		if (!alive(k))
+			FAIL("mg k%d: a hit for a key that is gone", k);
+		if (!eol || strstr(r, " P\r\n") == eol - 2)
+			FAIL("mg k%d: a hit with P without an origin: %.40s", k, r);
+		if (vlen != sh[k].len || rlen < (size_t)(eol + 2 - r) + vlen + 2 ||
+		    memcmp(eol + 2, sh[k].val, sh[k].len))
+			FAIL("mg k%d: wrong value (length %lu, expected %u)", k, vlen,
+			     sh[k].len);
+		mg_hits++;
+		return;
+	}
+	if (!strcmp(r, "EN P\r\n")) {
+		if (!indexed || !alive(k))
+			FAIL("mg k%d: EN P for a key that %s", k,
+			     indexed ? "is gone" : "was not in the index");
+		sh_clear(k);
+		len = snprintf(cmd, sizeof(cmd), "mg %.*s v\r\n", (int)n, key);
+		r = session(cmd, (size_t)len, &rlen);
+		if (strcmp(r, "EN\r\n"))
+			FAIL("mg k%d: after EN P, %.40s", k, r);
+		mg_purged++;
+		return;
+	}
+	if (!strcmp(r, quiet ? "MN\r\n" : "EN\r\n")) {
+		if (lost && !quiet)
+			FAIL("mg k%d: a key known to be lost answered EN without P", k);
+		sh_clear(k);   /* evicted or lost: the key is absent now */
+		mg_misses++;
+		return;
+	}
+	FAIL("mg k%d: unexpected reply %.60s", k, r);
 }
 
 static void op_store(int k, enum store_cmd cmd)
@@ -530,6 +613,8 @@ static int run_seed(uint64_t seed, long ops)
 		} else if (c < 900) {
 			if (nheld)
 				release_held((int)below((uint32_t)nheld));
+		} else if (c < 940) {
+			op_mg(k);
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
 			op_get(k);
@@ -599,6 +684,8 @@ int main(int argc, char **argv)
 		else
 			pass++;
 	}
+	printf("mg: %ld hits, %ld purged misses (EN P), %ld other misses\n",
+	       mg_hits, mg_purged, mg_misses);
 	printf("%d passed, %d failed\n", pass, fail);
 	return fail ? 1 : 0;
 }
