@@ -312,7 +312,8 @@ static char *session(const char *in, size_t n, size_t *outlen)
 	return out;
 }
 
-static long mg_hits, mg_purged, mg_misses;
+static long mg_hits, mg_purged, mg_misses, budget_changes;
+static uint64_t m0;   /* -m of the seed */
 
 /* mg KEY v [q]: the purge flag P against the shadow. */
 static void op_mg(int k)
@@ -559,6 +560,7 @@ static int run_seed(uint64_t seed, long ops)
 	memset(&settings, 0, sizeof(settings));
 	memset(&stats, 0, sizeof(stats));
 	settings.maxbytes = mbs[below(3)] << 20;
+	m0 = settings.maxbytes;
 	settings.item_size_max = 1 << 20;
 	if (settings.item_size_max > settings.maxbytes)
 		settings.item_size_max = settings.maxbytes;
@@ -610,6 +612,29 @@ static int run_seed(uint64_t seed, long ops)
 			fake_purge_random(rnd());
 		} else if (c < 863) {
 			fake_purge_all();
+		} else if (c < 866) {
+			/* cache_memlimit: shrink to 1/2..1 of -m, or back */
+			uint64_t b = below(3) ? m0 / 2 + below((uint32_t)(m0 / 2)) + 1 : m0;
+
+			if (store_set_budget(b) != 0 && !failmsg[0]) {
+				failop = op_no;
+				snprintf(failmsg, sizeof(failmsg),
+					 "store_set_budget(%llu) refused (-m %llu)",
+					 (unsigned long long)b, (unsigned long long)m0);
+			}
+			settings.maxbytes = b;
+			budget_changes++;
+			/* the memory is given back (replies in flight aside) */
+			struct store_stats st;
+
+			store_get_stats(&st);
+			if (!nheld && st.used_bytes > b && !failmsg[0]) {
+				failop = op_no;
+				snprintf(failmsg, sizeof(failmsg),
+					 "cache_memlimit %llu: %llu segment bytes kept",
+					 (unsigned long long)b,
+					 (unsigned long long)st.used_bytes);
+			}
 		} else if (c < 900) {
 			if (nheld)
 				release_held((int)below((uint32_t)nheld));
@@ -684,8 +709,8 @@ int main(int argc, char **argv)
 		else
 			pass++;
 	}
-	printf("mg: %ld hits, %ld purged misses (EN P), %ld other misses\n",
-	       mg_hits, mg_purged, mg_misses);
+	printf("mg: %ld hits, %ld purged misses (EN P), %ld other misses; %ld budget changes\n",
+	       mg_hits, mg_purged, mg_misses, budget_changes);
 	printf("%d passed, %d failed\n", pass, fail);
 	return fail ? 1 : 0;
 }
