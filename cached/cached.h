@@ -33,6 +33,7 @@ struct settings {
 	char *inter;            /* listen address */
 	char *socketpath;       /* unix socket, or NULL */
 	uint64_t maxbytes;      /* -m, in bytes */
+	uint64_t memory_max;    /* --memory-max: cache_memlimit's ceiling */
 	int maxconns;
 	int num_threads;
 	uint32_t item_size_max;

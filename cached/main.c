@@ -74,6 +74,7 @@ static void usage(void)
 	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
 	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
 	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
+	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default -m)\n"
 	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
 	       "-t, --threads=N          worker threads (default 4)\n"
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
@@ -143,7 +144,7 @@ static long parse_int(const char *opt, const char *s, long min, long max)
 
 enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
-	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT
+	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX
 };
 
 static void parse_args(int argc, char **argv)
@@ -153,6 +154,7 @@ static void parse_args(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "unix-socket", required_argument, NULL, 's' },
 		{ "memory-limit", required_argument, NULL, 'm' },
+		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
 		{ "conn-limit", required_argument, NULL, 'c' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "max-item-size", required_argument, NULL, 'I' },
@@ -250,6 +252,9 @@ static void parse_args(int argc, char **argv)
 			else
 				die_usage("bad --mode '%s' (volatile|pinned|psi)", optarg);
 			break;
+		case OPT_MEMORY_MAX:
+			settings.memory_max = (uint64_t)parse_int("--memory-max", optarg, 1, 1 << 20) << 20;
+			break;
 		case OPT_IDLE:
 			settings.idle_secs = (int)parse_int("--idle", optarg, 1, 86400 * 30);
 			break;
@@ -286,6 +291,8 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
+	if (settings.memory_max < settings.maxbytes)
+		settings.memory_max = settings.maxbytes;
 	if (settings.item_size_max > settings.maxbytes)
 		die_usage("-I %u is larger than the cache (-m)", settings.item_size_max);
 	if (settings.out_max < 2ull * settings.item_size_max)

@@ -149,6 +149,7 @@ void stats_settings_emit(struct evbuffer *out)
 	U("psi_window_us", settings.psi_window_us);
 	U("psi_drop_pct", settings.psi_drop_pct);
 	U("output_limit", settings.out_max);
+	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Operator commands and flags: cache_memlimit shrinks the store and gives
-the memory back, and grows it again up to -m; -R changes which pipelined
+the memory back, and grows it again up to -m, or past it up to
+--memory-max; -R changes which pipelined
 replies a bad get takes back exactly as memcached's -R does; -I raises the
 item size limit as memcached's does; stats settings shows all three;
 stats items and stats slabs report memcached's classes;
@@ -68,6 +69,34 @@ def memlimit():
     r = util.command(port, b"cache_memlimit 7\r\ncache_memlimit x\r\ncache_memlimit 9 noreply\r\nmn\r\n")
     check(r == b"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\nERROR\r\nMN\r\n",
           "memcached's errors: %r" % r)
+    check(proc.poll() is None, "alive")
+    util.stop(proc)
+
+
+def memlimit_grow():
+    """--memory-max: cache_memlimit grows the cache past -m, up to it."""
+    proc, port = util.start_cached("--mode", "pinned", "-m", "8", "--memory-max", "48")
+    sset = util.command(port, b"stats settings\r\n")
+    check(b"STAT memory_max 50331648\r\n" in sset, "stats settings memory_max 48m")
+    fill(port, b"g", 6000, 4000)
+    st = util.stats(port)
+    check(int(st["store_bytes"]) + int(st["index_bytes"]) <= 8 << 20, "within -m 8 first")
+    ev0 = int(st["evictions"])
+    check(ev0 > 0, "-m 8 evicts a 24 MB fill: %d" % ev0)
+    r = util.command(port, b"cache_memlimit 40\r\n")
+    check(r == b"OK\r\n", "grow past -m to 40m: %r" % r)
+    fill(port, b"h", 8000, 4000)
+    st = util.stats(port)
+    check(int(st["store_bytes"]) > 30 << 20, "grown past -m: store_bytes %s" % st["store_bytes"])
+    check(int(st["store_bytes"]) + int(st["index_bytes"]) <= 40 << 20, "within 40m")
+    check(int(st["evictions"]) == ev0, "no eviction while it fits: %s" % st["evictions"])
+    big = b"L" * 900000
+    r = util.command(port, b"set large 0 0 %d\r\n%s\r\nget large\r\n" % (len(big), big))
+    check(r == b"STORED\r\nVALUE large 0 %d\r\n%s\r\nEND\r\n" % (len(big), big),
+          "a large object in the grown store")
+    r = util.command(port, b"cache_memlimit 48\r\ncache_memlimit 49\r\n")
+    check(r == b"OK\r\nMEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
+          "up to --memory-max, not past it: %r" % r)
     check(proc.poll() is None, "alive")
     util.stop(proc)
 
@@ -188,6 +217,7 @@ def classes():
 def main():
     classes()
     memlimit()
+    memlimit_grow()
     reqs_per_event()
     item_size_max()
     metadump()

@@ -20,6 +20,8 @@
  *  - store_audit(): no slot that the daemon believes is not volatile is
  *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
  *  - the lost-item count never exceeds the index;
+ *  - cache_memlimit (half of -m up to --memory-max, 2x -m in half the
+ *    seeds) is accepted and the segment bytes fit the new budget;
  *  - the meta protocol's mg, through the protocol code: a hit is the
  *    exact value and never carries the purge flag P (there is no origin);
  *    "EN P" only for a key that holds a value in the shadow and was in
@@ -561,6 +563,7 @@ static int run_seed(uint64_t seed, long ops)
 	memset(&stats, 0, sizeof(stats));
 	settings.maxbytes = mbs[below(3)] << 20;
 	m0 = settings.maxbytes;
+	settings.memory_max = below(2) ? 2 * m0 : 0;   /* --memory-max */
 	settings.item_size_max = 1 << 20;
 	if (settings.item_size_max > settings.maxbytes)
 		settings.item_size_max = settings.maxbytes;
@@ -613,8 +616,10 @@ static int run_seed(uint64_t seed, long ops)
 		} else if (c < 863) {
 			fake_purge_all();
 		} else if (c < 866) {
-			/* cache_memlimit: shrink to 1/2..1 of -m, or back */
-			uint64_t b = below(3) ? m0 / 2 + below((uint32_t)(m0 / 2)) + 1 : m0;
+			/* cache_memlimit: shrink to 1/2..1 of -m, or back, or
+			 * grow up to --memory-max */
+			uint64_t top = settings.memory_max ? settings.memory_max : m0;
+			uint64_t b = below(3) ? m0 / 2 + below((uint32_t)(top - m0 / 2)) + 1 : top;
 
 			if (store_set_budget(b) != 0 && !failmsg[0]) {
 				failop = op_no;
