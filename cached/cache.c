@@ -124,7 +124,7 @@ void cache_drop_lost(struct item *it)
  * key memcached evicted: forget it, so that add stores and replace, cas,
  * touch, delete, incr and decr answer as for an absent key.
  */
-static struct item *drop_if_lost(struct item *it)
+struct item *cache_drop_if_lost(struct item *it)
 {
 	if (it && store_probe(it)) {
 		stats.purge_misses++;
@@ -200,7 +200,7 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 	struct item *it;
 
 	if (cmd != CMD_SET)
-		old = drop_if_lost(old);
+		old = cache_drop_if_lost(old);
 	switch (cmd) {
 	case CMD_ADD:
 		if (old) {
@@ -365,7 +365,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 {
 	bool expired;
-	struct item *it = drop_if_lost(cache_lookup(key, nkey, hv, &expired));
+	struct item *it = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;
@@ -376,7 +376,7 @@ bool cache_delete(const char *key, size_t nkey, uint32_t hv)
 bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 {
 	bool expired;
-	struct item *it = drop_if_lost(cache_lookup(key, nkey, hv, &expired));
+	struct item *it = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 
 	if (!it)
 		return false;
@@ -404,4 +404,9 @@ void cache_flush(int32_t delay)
 	oldest_live = 0;
 	store_flush_all();
 	stats.curr_items = index_count();
+}
+
+uint64_t cache_new_cas(void)
+{
+	return next_cas++;
 }

@@ -78,8 +78,16 @@ uint32_t cache_csum(const char *p, size_t n);
  * included): a rebuild from the origin should come first.
  */
 bool cache_lost(const char *key, size_t nkey, uint32_t hv);
+/*
+ * NULL when it is NULL or its bytes are lost (then it is forgotten and
+ * counted in purge_misses, as a key memcached evicted), else it.
+ */
+struct item *cache_drop_if_lost(struct item *it);
 
 /* Drop a lost item from the index (it became a miss). */
 void cache_drop_lost(struct item *it);
+
+/* A fresh cas unique (md's invalidation gives the item a new one). */
+uint64_t cache_new_cas(void);
 
 #endif

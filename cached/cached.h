@@ -33,9 +33,11 @@ struct settings {
 	char *inter;            /* listen address */
 	char *socketpath;       /* unix socket, or NULL */
 	uint64_t maxbytes;      /* -m, in bytes */
+	uint64_t memory_max;    /* --memory-max: cache_memlimit's ceiling */
 	int maxconns;
 	int num_threads;
 	uint32_t item_size_max;
+	int reqs_per_event;     /* -R: commands per connection per event */
 	char *username;
 	int verbose;
 	enum cache_mode mode;        /* requested */
@@ -124,6 +126,8 @@ static inline void cache_unlock(void)
 
 /* Connection counters, updated atomically. */
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
+/* times a connection yielded after -R commands (stats.c) */
+extern uint64_t stat_conn_yields;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;

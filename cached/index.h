@@ -31,6 +31,7 @@ struct item {
 	uint32_t hash;
 	uint8_t keylen;
 	uint8_t state;
+	uint8_t mflags;                /* meta protocol bits (proto_meta.c) */
 	char key[];
 };
 

@@ -74,9 +74,11 @@ static void usage(void)
 	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
 	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
 	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
+	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default -m)\n"
 	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
 	       "-t, --threads=N          worker threads (default 4)\n"
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
+	       "-R, --max-reqs-per-event=N  commands of one connection per event (default 20)\n"
 	       "-u, --user=USER          user to run as (required when started as root)\n"
 	       "-v, --verbose            log errors; -vv logs more\n"
 	       "-D CHAR                  key prefix delimiter for stats detail (default :);\n"
@@ -142,7 +144,7 @@ static long parse_int(const char *opt, const char *s, long min, long max)
 
 enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
-	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT
+	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX
 };
 
 static void parse_args(int argc, char **argv)
@@ -152,9 +154,11 @@ static void parse_args(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "unix-socket", required_argument, NULL, 's' },
 		{ "memory-limit", required_argument, NULL, 'm' },
+		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
 		{ "conn-limit", required_argument, NULL, 'c' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "max-item-size", required_argument, NULL, 'I' },
+		{ "max-reqs-per-event", required_argument, NULL, 'R' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -179,6 +183,7 @@ static void parse_args(int argc, char **argv)
 	settings.maxconns = 1024;
 	settings.num_threads = 4;
 	settings.item_size_max = 1u << 20;
+	settings.reqs_per_event = 20;
 	settings.mode = MODE_VOLATILE;
 	settings.idle_secs = 60;
 	settings.origin = ORIGIN_NONE;
@@ -190,7 +195,7 @@ static void parse_args(int argc, char **argv)
 	gen_defaults(&settings.gen);
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:u:D:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:R:u:D:vhV", longopts,
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'p':
@@ -215,6 +220,9 @@ static void parse_args(int argc, char **argv)
 			if (parse_size(optarg, &v) < 0 || v < 1024 || v > (1u << 30))
 				die_usage("bad -I '%s' (1k..1g)", optarg);
 			settings.item_size_max = (uint32_t)v;
+			break;
+		case 'R':
+			settings.reqs_per_event = (int)parse_int("-R", optarg, 1, 1 << 20);
 			break;
 		case 'u':
 			settings.username = optarg;
@@ -243,6 +251,9 @@ static void parse_args(int argc, char **argv)
 				settings.mode = MODE_PSI;
 			else
 				die_usage("bad --mode '%s' (volatile|pinned|psi)", optarg);
+			break;
+		case OPT_MEMORY_MAX:
+			settings.memory_max = (uint64_t)parse_int("--memory-max", optarg, 1, 1 << 20) << 20;
 			break;
 		case OPT_IDLE:
 			settings.idle_secs = (int)parse_int("--idle", optarg, 1, 86400 * 30);
@@ -280,6 +291,8 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
+	if (settings.memory_max < settings.maxbytes)
+		settings.memory_max = settings.maxbytes;
 	if (settings.item_size_max > settings.maxbytes)
 		die_usage("-I %u is larger than the cache (-m)", settings.item_size_max);
 	if (settings.out_max < 2ull * settings.item_size_max)

@@ -73,6 +73,12 @@ struct conn {
 	size_t fetched_bytes;
 	struct conn *next;      /* worker's list */
 	uint32_t last_cmd;      /* when the last command began (stats conns) */
+	/* an ms whose value block is being read (proto_meta.c) */
+	bool meta_set;
+	bool meta_stale;        /* I: a lower cas stores a stale value */
+	bool meta_binkey;       /* b: the key was base64 */
+	uint8_t meta_nret;
+	char meta_ret[48];      /* the return flags asked for: O, k, c */
 };
 
 enum proto_ret {
@@ -102,6 +108,60 @@ int conn_rbuf_reserve(struct conn *c, size_t want);
  * Never blocks; bounded work per call.
  */
 enum proto_ret proto_process(struct conn *c);
+
+/* ---- shared by proto_text.c and proto_meta.c ------------------------ */
+
+#define MAX_TOKENS 24
+#define ITEM_OVERHEAD 56      /* header bytes counted against -I, as memcached */
+
+typedef struct {
+	char *value;
+	size_t length;
+} token_t;
+
+/* memcached's tokenize_command: the last token holds the unparsed rest. */
+size_t tokenize(char *command, token_t *tokens, size_t max_tokens);
+
+/* memcached's "noreply" as the last token; true when set. */
+bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
+/* A synchronous origin rebuilds a lost key before a command decides. */
+void rebuild_lost(const char *key, size_t nkey, uint32_t hv);
+
+/* memcached's number parsers: false on junk, overflow or a minus sign. */
+bool safe_strtoull(const char *str, uint64_t *out);
+bool safe_strtoul(const char *str, uint32_t *out);
+bool safe_strtol(const char *str, int32_t *out);
+
+/* A one-line reply (CRLF added), unless the command said noreply. */
+void out_string(struct conn *c, const char *s);
+
+/* Everything queued so far may be sent. */
+void out_commit(struct conn *c);
+
+/* item->mflags: what the meta protocol remembers of an item */
+#define MF_FETCHED  0x01   /* read since stored (mg h, me fetch=) */
+#define MF_TOKEN    0x02   /* a client holds the win token (W sent) */
+#define MF_STALE    0x04   /* invalidated: served with X */
+#define MF_BINKEY   0x08   /* stored with a base64 key (k prints it so) */
+#define MF_PURGED   0x10   /* placeholder of a key whose bytes were lost */
+
+/* Note that an item was read, as memcached's ITEM_FETCHED; any lock. */
+static inline void item_mark_fetched(struct item *it)
+{
+	if (!(__atomic_load_n(&it->mflags, __ATOMIC_RELAXED) & MF_FETCHED))
+		__atomic_fetch_or(&it->mflags, MF_FETCHED, __ATOMIC_RELAXED);
+}
+
+/* lru_crawler and cache_memlimit (proto_admin.c). */
+void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
+void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
+
+/* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
+void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);
+
+/* The value block of an ms arrived (data: vlen bytes and, if well formed,
+ * "\r\n"): store it and reply. */
+void meta_complete_nread(struct conn *c, const char *data);
 
 /* Hooks for the upstream origin (upstream.c). */
 void proto_upstream_done(struct conn *c);

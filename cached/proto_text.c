@@ -47,13 +47,6 @@
 #include "store.h"
 #include "upstream.h"
 
-#define MAX_TOKENS 24
-#define ITEM_OVERHEAD 56      /* header bytes counted against -I, as memcached */
-
-typedef struct {
-	char *value;
-	size_t length;
-} token_t;
 
 /* ---- buffers ---------------------------------------------------------- */
 
@@ -185,7 +178,7 @@ int conn_rbuf_reserve(struct conn *c, size_t want)
 
 /* ---- memcached's number parsers ------------------------------------- */
 
-static bool safe_strtoull(const char *str, uint64_t *out)
+bool safe_strtoull(const char *str, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -204,7 +197,7 @@ static bool safe_strtoull(const char *str, uint64_t *out)
 	return false;
 }
 
-static bool safe_strtoul(const char *str, uint32_t *out)
+bool safe_strtoul(const char *str, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
@@ -223,7 +216,7 @@ static bool safe_strtoul(const char *str, uint32_t *out)
 	return false;
 }
 
-static bool safe_strtol(const char *str, int32_t *out)
+bool safe_strtol(const char *str, int32_t *out)
 {
 	char *end;
 	long v;
@@ -243,7 +236,7 @@ static bool safe_strtol(const char *str, int32_t *out)
 /* ---- output ----------------------------------------------------------- */
 
 /* A one-line reply, unless the command said noreply. */
-static void out_string(struct conn *c, const char *s)
+void out_string(struct conn *c, const char *s)
 {
 	if (c->noreply) {
 		c->noreply = false;
@@ -254,7 +247,7 @@ static void out_string(struct conn *c, const char *s)
 }
 
 /* Everything queued so far may be sent. */
-static void out_commit(struct conn *c)
+void out_commit(struct conn *c)
 {
 	c->commit = evbuffer_get_length(c->out);
 }
@@ -366,7 +359,7 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 /* ---- tokenizer -------------------------------------------------------- */
 
 /* memcached's tokenize_command: the last token holds the unparsed rest. */
-static size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
+size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
 {
 	char *s, *e;
 	size_t ntokens = 0;
@@ -401,7 +394,7 @@ static size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
 	return ntokens;
 }
 
-static bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
+bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	token_t *t = &tokens[ntokens - 2];
 
@@ -435,6 +428,7 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
 		if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
 			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+		item_mark_fetched(it);
 		emit_item(c->gbuf, it, ret_cas);
 		STAT_ADD(cmd_get);
 		STAT_ADD(get_hits);
@@ -489,6 +483,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			conn_keep_fetched(c, key, nkey, it->flags,
 					  store_ptr(it->off), it->vlen);
 		} else {
+			item_mark_fetched(it);
 			emit_item(c->gbuf, it, ret_cas);
 			count_get(touch, true);
 		}
@@ -684,7 +679,7 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
  * the lost key is a miss, as an evicted one (cache.c).  The fetch runs
  * without the lock.
  */
-static void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
+void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
 {
 	struct item *it;
 	char *val = NULL;
@@ -730,8 +725,15 @@ static void complete_nread(struct conn *c, const char *data)
 	uint32_t hv;
 	enum store_res r;
 
+	if (c->meta_set) {
+		meta_complete_nread(c, data);
+		return;
+	}
 	c->state = ST_CMD;
 	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
+		cache_wrlock();
+		stats.cmd_set++;        /* memcached counts a bad chunk too */
+		cache_unlock();
 		out_string(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
@@ -740,6 +742,7 @@ static void complete_nread(struct conn *c, const char *data)
 		rebuild_lost(c->key, c->nkey, hv);
 	cache_wrlock();
 	stats.cmd_set++;
+	stats_note_store(c->key, c->nkey, hv);
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
@@ -858,6 +861,8 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
+	if (found)
+		item_mark_fetched(index_find(tokens[1].value, tokens[1].length, hv));
 	stats.cmd_touch++;
 	if (found)
 		stats.touch_hits++;
@@ -973,8 +978,9 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		if (cmd[1] == 'n') {
 			out_string(c, "MN");
 			out_commit(c);
-		} else
-			out_string(c, "CLIENT_ERROR bad command line format");
+		} else {
+			proto_meta(c, tokens, ntokens);
+		}
 	} else if (first == 'g') {
 		WANT(ntokens >= 3);
 		if (!strcmp(cmd, "get"))
@@ -1021,6 +1027,11 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		process_stats(c, tokens, ntokens);
 	} else if (!strcmp(cmd, "shutdown")) {
 		out_string(c, "ERROR: shutdown not enabled");
+	} else if (!strcmp(cmd, "cache_memlimit")) {
+		WANT(ntokens == 3 || ntokens == 4);
+		process_memlimit(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "lru_crawler")) {
+		process_lru_crawler(c, tokens, ntokens);
 	} else if (tokens[ntokens - 2].value &&
 		   !strncmp(tokens[ntokens - 2].value, "HTTP/", 5)) {
 		return CMD_CLOSE;
@@ -1079,6 +1090,9 @@ static void win_consume(struct conn *c, size_t n)
 
 static enum proto_ret proto_run(struct conn *c)
 {
+	unsigned int rpe = settings.reqs_per_event > 0 ?
+			   (unsigned int)settings.reqs_per_event : 20;
+
 	for (;;) {
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
@@ -1116,9 +1130,11 @@ static enum proto_ret proto_run(struct conn *c)
 		case ST_CMD:
 			break;
 		}
-		/* memcached's reqs_per_event: it yields, and sends, every 20 */
-		if (c->nreq >= 21 && (c->nreq - 21) % 20 == 0)
+		/* memcached's reqs_per_event (-R): it yields, and sends, every R */
+		if (c->nreq > rpe && (c->nreq - 1) % rpe == 0) {
 			out_commit(c);
+			__atomic_fetch_add(&stat_conn_yields, 1, __ATOMIC_RELAXED);
+		}
 		if (evbuffer_get_length(c->out) > OUT_SOFT)
 			return PROTO_BLOCKED;
 		if (c->win > avail)
@@ -1214,7 +1230,12 @@ void proto_upstream_done(struct conn *c)
 		cache_unlock();
 	}
 	if (c->reply) {
-		if (c->up_failed && c->up_not_stored) {
+		if (c->up_failed && c->up_not_stored && !strncmp(c->reply, "HD", 2)) {
+			/* an ms reply (HD and its return flags) becomes NS */
+			evbuffer_add(c->out, "NS", 2);
+			evbuffer_add(c->out, c->reply + 2, strlen(c->reply + 2));
+			evbuffer_add(c->out, "\r\n", 2);
+		} else if (c->up_failed && c->up_not_stored) {
 			evbuffer_add_printf(c->out, "NOT_STORED\r\n");
 		} else if (c->up_failed) {
 			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");

@@ -21,6 +21,8 @@
 #include "index.h"
 #include "store.h"
 
+uint64_t stat_conn_yields;
+
 static const char *mode_name(enum cache_mode m)
 {
 	return m == MODE_VOLATILE ? "volatile" : m == MODE_PSI ? "psi" : "pinned";
@@ -56,6 +58,7 @@ void stats_emit(struct evbuffer *out)
 	U("curr_connections", __atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED));
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
+	U("conn_yields", __atomic_load_n(&stat_conn_yields, __ATOMIC_RELAXED));
 	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
 	U("conn_buffer_bytes", __atomic_load_n(&stat_conn_buffer_bytes, __ATOMIC_RELAXED));
 	U("cmd_get", s.cmd_get);
@@ -130,6 +133,9 @@ void stats_settings_emit(struct evbuffer *out)
 	U("num_threads", settings.num_threads);
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
 	U("item_size_max", settings.item_size_max);
+	U("reqs_per_event", settings.reqs_per_event);
+	evbuffer_add_printf(out, "STAT lru_crawler yes\r\n");
+	evbuffer_add_printf(out, "STAT dump_enabled yes\r\n");
 	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
 	evbuffer_add_printf(out, "STAT stat_key_prefix %c\r\n", settings.prefix_delim);
 	evbuffer_add_printf(out, "STAT detail_enabled %s\r\n",
@@ -143,8 +149,12 @@ void stats_settings_emit(struct evbuffer *out)
 	U("psi_window_us", settings.psi_window_us);
 	U("psi_drop_pct", settings.psi_drop_pct);
 	U("output_limit", settings.out_max);
+	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);
 }
+
+/* items reclaimed per class: dead items a store replaced (stats items) */
+static uint64_t class_reclaimed[CACHEDUMP_CLASSES];
 
 void stats_reset(void)
 {
@@ -155,79 +165,175 @@ void stats_reset(void)
 	cache_unlock();
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_conn_yields, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();
+	for (unsigned int i = 0; i < CACHEDUMP_CLASSES; i++)
+		__atomic_store_n(&class_reclaimed[i], 0, __ATOMIC_RELAXED);
 }
 
 /*
  * memcached groups items in slab classes by size and reports them per
- * class; cached has one class, 1, which holds every item.  An item counts
- * while a get could still serve it: not expired, not flushed, not lost.
+ * class.  cached stores by size too, but not in classes; it reports each
+ * item under the class memcached 1.6 would give it with its default
+ * settings (-n 48, -f 1.25, 1 MiB pages, 512 KiB chunks), from the size
+ * memcached would give it, so that tools and memcached's own tests that
+ * read per-class figures find them where they look.  An item counts while
+ * a get could still serve it: not expired, not flushed, not lost.
  */
 static bool listed(const struct item *it, uint32_t now)
 {
 	return cache_alive(it, now) && it->state != ITEM_LOST;
 }
 
-struct items_acc {
+#define MC_PAGE (1u << 20)
+#define MC_CHUNK_MAX (MC_PAGE / 2)
+
+size_t mc_item_size(const struct item *it)
+{
+	/* 48-byte header, key and NUL, client flags if not 0, value, cas */
+	return 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) + it->vlen + 2 + 8;
+}
+
+/* Chunk size of class cls (1..), 0 past the last; as memcached's slabs_init. */
+static uint32_t mc_chunk_size(unsigned int cls)
+{
+	double size = 96;
+	unsigned int i = 1;
+
+	for (;;) {
+		uint32_t sz = (uint32_t)size;
+
+		if (sz >= MC_CHUNK_MAX / 1.25)
+			return i == cls ? MC_CHUNK_MAX : 0;
+		if (sz % 8)
+			sz += 8 - sz % 8;
+		if (i == cls)
+			return sz;
+		size = sz * 1.25;
+		i++;
+	}
+}
+
+unsigned int mc_slab_class(size_t ntotal)
+{
+	unsigned int cls = 1;
+	uint32_t sz;
+
+	while ((sz = mc_chunk_size(cls)) && ntotal > sz) {
+		if (sz == MC_CHUNK_MAX)
+			return cls;      /* larger items are chunked in the last */
+		cls++;
+	}
+	return sz ? cls : cls - 1;
+}
+
+void stats_note_store(const char *key, size_t nkey, uint32_t hv)
+{
+	struct item *it = index_find(key, nkey, hv);
+
+	if (it && !cache_alive(it, current_time))
+		__atomic_fetch_add(&class_reclaimed[mc_slab_class(mc_item_size(it)) %
+						    CACHEDUMP_CLASSES], 1, __ATOMIC_RELAXED);
+}
+
+struct class_acc {
 	uint32_t now;
-	uint64_t n, bytes;
-	uint32_t oldest;
+	struct {
+		uint64_t n, bytes;
+		uint32_t oldest;
+	} c[CACHEDUMP_CLASSES];
 };
 
-static void items_add(struct item *it, void *arg)
+static void classes_add(struct item *it, void *arg)
 {
-	struct items_acc *a = arg;
+	struct class_acc *a = arg;
+	size_t size = mc_item_size(it);
+	unsigned int cls = mc_slab_class(size) % CACHEDUMP_CLASSES;
 
 	if (!listed(it, a->now))
 		return;
-	a->n++;
-	a->bytes += sizeof(*it) + it->keylen + it->vlen + 2;
-	if (it->atime < a->oldest)
-		a->oldest = it->atime;
+	if (!a->c[cls].n || it->atime < a->c[cls].oldest)
+		a->c[cls].oldest = it->atime;
+	a->c[cls].n++;
+	a->c[cls].bytes += size;
 }
+
+static struct class_acc *classes_count(void)
+{
+	struct class_acc *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->now = current_time;
+	cache_rdlock();
+	index_foreach(classes_add, a);
+	cache_unlock();
+	return a;
+}
+
+#define C(cls, name, v) evbuffer_add_printf(out, "STAT items:%u:%s %" PRIu64 "\r\n", \
+					     cls, name, (uint64_t)(v))
 
 void stats_items_emit(struct evbuffer *out)
 {
-	struct items_acc a = { .now = current_time, .oldest = UINT32_MAX };
-	uint64_t evicted;
+	struct class_acc *a = classes_count();
 
-	cache_rdlock();
-	index_foreach(items_add, &a);
-	evicted = stats.evictions;
-	cache_unlock();
-	if (a.n) {
-		evbuffer_add_printf(out, "STAT items:1:number %" PRIu64 "\r\n", a.n);
-		evbuffer_add_printf(out, "STAT items:1:age %u\r\n",
-				    a.oldest < a.now ? a.now - a.oldest : 0);
-		evbuffer_add_printf(out, "STAT items:1:mem_requested %" PRIu64 "\r\n",
-				    a.bytes);
-		evbuffer_add_printf(out, "STAT items:1:evicted %" PRIu64 "\r\n",
-				    evicted);
+	for (unsigned int i = 1; a && i < CACHEDUMP_CLASSES; i++) {
+		if (!a->c[i].n)
+			continue;
+		C(i, "number", a->c[i].n);
+		C(i, "age", a->c[i].oldest < a->now ? a->now - a->c[i].oldest : 0);
+		C(i, "mem_requested", a->c[i].bytes);
+		C(i, "reclaimed", __atomic_load_n(&class_reclaimed[i], __ATOMIC_RELAXED));
 	}
+	free(a);
 	evbuffer_add(out, "END\r\n", 5);
 }
+
+#undef C
+#define C(cls, name, v) evbuffer_add_printf(out, "STAT %u:%s %" PRIu64 "\r\n", \
+					     cls, name, (uint64_t)(v))
 
 void stats_slabs_emit(struct evbuffer *out)
 {
+	struct class_acc *a = classes_count();
 	struct store_stats st;
-	uint64_t n;
+	unsigned int active = 0;
 
+	for (unsigned int i = 1; a && i < CACHEDUMP_CLASSES; i++) {
+		uint32_t chunk = mc_chunk_size(i), per_page;
+		uint64_t pages;
+
+		if (!a->c[i].n || !chunk)
+			continue;
+		per_page = MC_PAGE / chunk;
+		pages = (a->c[i].n + per_page - 1) / per_page;
+		C(i, "chunk_size", chunk);
+		C(i, "chunks_per_page", per_page);
+		C(i, "total_pages", pages);
+		C(i, "total_chunks", pages * per_page);
+		C(i, "used_chunks", a->c[i].n);
+		C(i, "free_chunks", pages * per_page - a->c[i].n);
+		active++;
+	}
+	free(a);
 	cache_rdlock();
 	store_get_stats(&st);
-	n = index_count();
 	cache_unlock();
-	U("active_slabs", n ? 1 : 0);
+	U("active_slabs", active);
 	U("total_malloced", st.used_bytes);
 	evbuffer_add(out, "END\r\n", 5);
 }
+
+#undef C
 
 #define CACHEDUMP_MAX (2u << 20)   /* memcached's bound on one reply */
 
 struct dump_acc {
 	struct evbuffer *out;
-	uint32_t now, limit, shown;
+	uint32_t now, limit, shown, id;
 	size_t bytes;
 	bool full;
 };
@@ -238,7 +344,8 @@ static void dump_one(struct item *it, void *arg)
 	char line[KEY_MAX_LENGTH + 64];
 	int n;
 
-	if (d->full || (d->limit && d->shown >= d->limit) || !listed(it, d->now))
+	if (d->full || (d->limit && d->shown >= d->limit) || !listed(it, d->now) ||
+	    mc_slab_class(mc_item_size(it)) != d->id)
 		return;
 	n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
 		     (int)it->keylen, it->key, it->vlen, it->exptime);
@@ -253,13 +360,12 @@ static void dump_one(struct item *it, void *arg)
 
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 {
-	struct dump_acc d = { .out = out, .now = current_time, .limit = limit };
+	struct dump_acc d = { .out = out, .now = current_time, .limit = limit,
+			      .id = id };
 
-	if (id == 1) {
-		cache_rdlock();
-		index_foreach(dump_one, &d);
-		cache_unlock();
-	}
+	cache_rdlock();
+	index_foreach(dump_one, &d);
+	cache_unlock();
 	evbuffer_add(out, "END\r\n", 5);
 }
 

@@ -17,11 +17,19 @@ void stats_emit(struct evbuffer *out);
 void stats_settings_emit(struct evbuffer *out);
 
 /*
- * stats items, stats slabs and stats cachedump ID LIMIT, with every item
- * in class 1 (cached has no size classes); ID must be below
+ * stats items, stats slabs and stats cachedump ID LIMIT, each item in the
+ * slab class memcached 1.6 would give it (mc_slab_class of mc_item_size:
+ * memcached's item size and its default classes); ID must be below
  * CACHEDUMP_CLASSES, as memcached checks it.
  */
 #define CACHEDUMP_CLASSES 64
+struct item;
+size_t mc_item_size(const struct item *it);
+unsigned int mc_slab_class(size_t ntotal);
+
+/* Before a store, cache_lock held: count a dead item of the key that the
+ * store replaces as reclaimed in its class (stats items reclaimed). */
+void stats_note_store(const char *key, size_t nkey, uint32_t hv);
 void stats_items_emit(struct evbuffer *out);
 void stats_slabs_emit(struct evbuffer *out);
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit);

@@ -186,15 +186,25 @@ static bool seg_marked(const struct seg *g)
 	       g->state == SEG_QUARANTINE;
 }
 
-/* Create memfd, size it, map it, allocate the segment table. */
+/*
+ * Create memfd, size it, map it, allocate the segment table.  The memfd,
+ * the mapping and the table are sized for the largest budget the store
+ * may get (--memory-max, at least maxbytes): 4x that many bytes of slots,
+ * so that cache_memlimit can grow the budget up to it.  The memfd is
+ * sparse and the mapping costs address space only; the table costs
+ * sizeof(struct seg) + 4 bytes per slot, and the slot scans (eviction,
+ * ticks) grow with it.  Segment size follows the starting budget.
+ */
 int store_init(uint64_t maxbytes, bool vol)
 {
+	uint64_t max = settings.memory_max > maxbytes ? settings.memory_max : maxbytes;
+
 	budget = maxbytes;
 	seg_size = 1u << 20;
 	while (seg_size > 64 * 1024 && seg_size * 16 > maxbytes)
 		seg_size >>= 1;
 	large_min = seg_size / 4;
-	nslots = 4 * ((maxbytes + seg_size - 1) / seg_size) + 8;
+	nslots = 4 * ((max + seg_size - 1) / seg_size) + 8;
 	vol_enabled = vol;
 	store_fd = memfd_create("cached-values", MFD_CLOEXEC);
 	if (store_fd < 0)
@@ -1174,4 +1184,24 @@ void store_get_stats(struct store_stats *st)
 	st->segs_large = nlarge;
 	st->lost_items = lost_count;
 	st->quarantined = nquarantined;
+}
+
+/*
+ * cache_memlimit: a new budget.  The memfd was sized for --memory-max
+ * (-m without it), so the budget may shrink and grow up to that, not
+ * beyond.  Shrinking evicts the coldest data until the rest fits and
+ * punches out the warm segments, so the memory goes back to the system
+ * at once.
+ */
+int store_set_budget(uint64_t bytes)
+{
+	uint64_t cap = (nslots - 8) / 4 * seg_size;
+
+	if (bytes > cap)
+		return -1;
+	budget = bytes;
+	while (charged() > budget && make_room() == 0)
+		;
+	warm_drain();
+	return 0;
 }

@@ -99,6 +99,11 @@ void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
 
+/* A new budget (cache_memlimit), at most --memory-max (-m without it):
+ * evicts down to it and gives the freed pages back.  Returns 0, or -1
+ * when bytes is over that. */
+int store_set_budget(uint64_t bytes);
+
 /*
  * Debug check: the number of slots that the store believes are not
  * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus

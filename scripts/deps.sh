@@ -21,6 +21,8 @@ PACKAGES=(
 	# user space: daemon, load generator, their tests and fuzzers
 	pkg-config libevent-dev clang libclang-rt-14-dev
 	memcached libmemcached-tools python3-pymemcache nutcracker
+	# memcached's own t/*.t, from its Debian source package (tar -J)
+	xz-utils
 	# reports
 	gnuplot-nox
 )

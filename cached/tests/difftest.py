@@ -102,6 +102,45 @@ CASES = {
     "flushed_lookups": b"set a 0 0 1\r\n1\r\nflush_all 1\r\nincr a 1\r\nget a\r\nset b 0 0 1\r\n2\r\nget b\r\nflush_all 0\r\n",
     # a flush that acts at once takes a cas unique in memcached
     "cas_after_flush": b"flush_all\r\nset a 0 0 1\r\nx\r\ngets a\r\nflush_all 0\r\nset b 0 0 1\r\ny\r\ngets b\r\nflush_all 100\r\nset c 0 0 1\r\nz\r\ngets c\r\nflush_all\r\n",
+    # meta commands: every flag, modes, quiet mode, opaque, base64 keys
+    "meta_get_flags": b"ms foo 3\r\nbar\r\nmg foo v\r\nmg foo s v t f c k Oabc\r\nmg nope v\r\n"
+                      b"mg nope v q\r\nmg nope k Oxy q\r\nmg foo q v\r\nmg foo q\r\nmn\r\n",
+    "meta_set_flags": b"ms foo 3 T100 F5 c k O123\r\nbar\r\nmg foo t f v h l\r\nmg foo h\r\n"
+                      b"mg foo u h\r\nmd foo\r\nmd foo q\r\nmd foo\r\nmn\r\n",
+    "meta_set_modes": b"ms k 2 MA\r\nxx\r\nms k 1\r\na\r\nms k 2 MA\r\nbc\r\nms k 1 MP\r\nz\r\n"
+                      b"mg k v\r\nms k 1 ME\r\nq\r\nms n 1 MR\r\nq\r\nms k 1 MX\r\nq\r\n"
+                      b"ms k 1 MS c\r\nw\r\nms k 1 Ms\r\nw\r\nmg k v\r\n",
+    "meta_set_cas": b"ms k 1 C99\r\nx\r\nms k 1\r\nx\r\nmg k c\r\nms k 1 C1\r\ny\r\n"
+                    b"ms k 1 C3 c\r\ny\r\nmg k v c\r\nms k 1 MA C2\r\nz\r\nms k 1 MA C5 c\r\nz\r\n"
+                    b"ms k 1 ME C5\r\nz\r\nms k 1 MR C1\r\nz\r\nmg k v c\r\n",
+    "meta_vivify": b"mg k N30 v c t\r\nmg k v c t\r\nmg k v\r\nms k 3 T30\r\nnew\r\nmg k v t\r\n"
+                   b"mg j N30 s\r\nmg j N30 s\r\n",
+    "meta_arith": b"ma n\r\nma n N0 J10\r\nma n\r\nma n v\r\nma n MD D3 v c t\r\nma n q\r\n"
+                  b"ma n MX\r\nma n D1x\r\nma n C1\r\nmg n v\r\nma n M- D100 v\r\nma n M+ v T30 t\r\n"
+                  b"ms s 2\r\nab\r\nma s\r\nms e 0\r\n\r\nma e\r\nma e C1\r\nma m N0 J18446744073709551615 v\r\nma m v\r\n",
+    "meta_errors": b"mg\r\nms\r\nms k\r\nms k x\r\nmd\r\nma\r\nme\r\nmz k\r\nmg k v v\r\nmg k zz\r\n"
+                   b"mg k T\r\nmg k Tx\r\nmg k Nx\r\nmg k Rx\r\nms k 1 Fx\r\nx\r\nms k 1 Cx\r\nx\r\n"
+                   b"ms k 1 MSS\r\nx\r\nmd k zz\r\nma k zz\r\nma k Jx\r\nma k Dx\r\nms k -1\r\n"
+                   b"ms " + K251 + b" 1\r\nx\r\nmg " + K251 + b" v\r\nmd " + K251 + b"\r\n"
+                   b"ma " + K251 + b"\r\nme " + K251 + b"\r\nmg k \xff\r\n",
+    "meta_base64": b"ms Zm9v 2 b\r\nhi\r\nmg foo v k\r\nmg Zm9v b v k\r\nmg Zm9v= b v\r\nmg !!! b v\r\n"
+                   b"me foo\r\nme Zm9v b\r\nme !! b\r\nms YWJj 2 b k c O1\r\nxy\r\nmd YWJj b k q\r\n"
+                   b"md YWJj b k\r\nma bnVt b N0 J5 k v\r\nmg num k v\r\n",
+    "meta_invalidate": b"ms k 3 T100\r\nabc\r\nmd k I T30\r\nmg k v c t\r\nmg k v c t\r\n"
+                       b"ms k 3 C1 I\r\nnew\r\nmg k v t\r\nms k 3 C999 I\r\nxyz\r\nmg k v\r\nmd k I q\r\nmd k C1\r\nmn\r\n",
+    "meta_recache": b"ms k 3 T100\r\nabc\r\nmg k R200 v\r\nmg k R200 v\r\nmg k R50 v\r\nms r 1\r\nx\r\nmg r R30 v\r\n",
+    "meta_too_long": b"mg k O123456789012345678901234567890123\r\nms k 1 O123456789012345678901234567890123\r\nx\r\n"
+                     b"ma k O123456789012345678901234567890123\r\nmd k O123456789012345678901234567890123\r\n"
+                     b"mg k a b c d e f g h i j k l m n o p q r s t u v\r\nms k 1 a b c d e f g h i j k l m n o p q r s t\r\nx\r\n"
+                     b"md k 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\r\nma k 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\r\n",
+    "meta_quiet": b"ms k 2\r\nabcd\r\nmg k v\r\nms k 2 q\r\nab\r\nms k 2 q\r\nabcd\r\nmg k v q\r\n"
+                  b"ms k 1 q ME\r\nx\r\nma k q\r\nms n 1 q\r\n1\r\nma n q\r\nma n q v\r\nmd zz q\r\nmn\r\n",
+    "meta_too_large": b"ms big 1\r\nx\r\nms big 2000000 T0\r\n" + b"x" * 2000000 + b"\r\nmg big v\r\n"
+                      b"ms big 1 q\r\ny\r\nms big 1048577 MA q\r\n" + b"x" * 1048577 + b"\r\nmg big v\r\n",
+    "meta_value_never_a_command": b"ms k 10\r\nget a b c\r\nmg k v\r\nms k 5 MZ\r\nstats\r\nms k 5 Fx\r\nquit\r\nmn\r\n",
+    "meta_pipeline_mixed": b"set a 0 0 1\r\nx\r\nmg a v\r\nget a\r\nms a 2 MA\r\nyz\r\ngets a\r\n"
+                           b"incr a 1\r\nma a\r\ndelete a\r\nmd a\r\nmg a v\r\nmn\r\nget " + K251 + b"\r\n",
+    "meta_cull": b"md zz\r\nmg a v\r\nms a 1\r\nx\r\nmg a v\r\nget a " + K251 + b"\r\nmn\r\n",
     "key_251_set_value_as_line": b"set " + K251 + b" 0 0 30000\r\n" + b"v" * 30000 + b"\r\nget a\r\n",
 }
 

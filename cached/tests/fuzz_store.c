@@ -19,7 +19,14 @@
  *  - --verify never fires (the fake kernel never purges silently);
  *  - store_audit(): no slot that the daemon believes is not volatile is
  *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
- *  - the lost-item count never exceeds the index.
+ *  - the lost-item count never exceeds the index;
+ *  - cache_memlimit (half of -m up to --memory-max, 2x -m in half the
+ *    seeds) is accepted and the segment bytes fit the new budget;
+ *  - the meta protocol's mg, through the protocol code: a hit is the
+ *    exact value and never carries the purge flag P (there is no origin);
+ *    "EN P" only for a key that holds a value in the shadow and was in
+ *    the index, reported once (the key is then absent); quiet mode hides
+ *    the miss either way.
  *
  *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
  *
@@ -37,9 +44,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "cache.h"
 #include "cached.h"
 #include "index.h"
+#include "proto.h"
 #include "stats.h"
 #include "store.h"
 #include "tests/fake_kernel.h"
@@ -280,6 +290,82 @@ static void op_get(int k)
 	}
 }
 
+/* One protocol exchange through a conn without a socket. */
+static char *session(const char *in, size_t n, size_t *outlen)
+{
+	static char out[(2 << 20) + 256];
+	struct conn c;
+	size_t len;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	conn_init_buffers(&c);
+	conn_rbuf_reserve(&c, n);
+	memcpy(c.rbuf + c.rend, in, n);
+	c.rend += n;
+	proto_process(&c);
+	len = evbuffer_get_length(c.out);
+	if (len >= sizeof(out))
+		len = sizeof(out) - 1;
+	evbuffer_remove(c.out, out, len);
+	out[len] = 0;
+	conn_free_buffers(&c);
+	*outlen = len;
+	return out;
+}
+
+static long mg_hits, mg_purged, mg_misses, budget_changes;
+static uint64_t m0;   /* -m of the seed */
+
+/* mg KEY v [q]: the purge flag P against the shadow. */
+static void op_mg(int k)
+{
+	size_t n, rlen;
+	const char *key = keyname(k, &n);
+	bool quiet = below(4) == 0, indexed = peek(k) != NULL;
+	bool lost = peek_lost(k) && alive(k);
+	char cmd[64], *r;
+	int len = snprintf(cmd, sizeof(cmd), "mg %.*s v%s\r\n%s", (int)n, key,
+			   quiet ? " q" : "", quiet ? "mn\r\n" : "");
+
+	r = session(cmd, (size_t)len, &rlen);
+	if (!strncmp(r, "VA ", 3)) {
+		char *eol = strstr(r, "\r\n");
+		unsigned long vlen = strtoul(r + 3, NULL, 10);
+
+		if (!alive(k))
+			FAIL("mg k%d: a hit for a key that is gone", k);
+		if (!eol || strstr(r, " P\r\n") == eol - 2)
+			FAIL("mg k%d: a hit with P without an origin: %.40s", k, r);
+		if (vlen != sh[k].len || rlen < (size_t)(eol + 2 - r) + vlen + 2 ||
+		    memcmp(eol + 2, sh[k].val, sh[k].len))
+			FAIL("mg k%d: wrong value (length %lu, expected %u)", k, vlen,
+			     sh[k].len);
+		mg_hits++;
+		return;
+	}
+	if (!strcmp(r, "EN P\r\n")) {
+		if (!indexed || !alive(k))
+			FAIL("mg k%d: EN P for a key that %s", k,
+			     indexed ? "is gone" : "was not in the index");
+		sh_clear(k);
+		len = snprintf(cmd, sizeof(cmd), "mg %.*s v\r\n", (int)n, key);
+		r = session(cmd, (size_t)len, &rlen);
+		if (strcmp(r, "EN\r\n"))
+			FAIL("mg k%d: after EN P, %.40s", k, r);
+		mg_purged++;
+		return;
+	}
+	if (!strcmp(r, quiet ? "MN\r\n" : "EN\r\n")) {
+		if (lost && !quiet)
+			FAIL("mg k%d: a key known to be lost answered EN without P", k);
+		sh_clear(k);   /* evicted or lost: the key is absent now */
+		mg_misses++;
+		return;
+	}
+	FAIL("mg k%d: unexpected reply %.60s", k, r);
+}
+
 static void op_store(int k, enum store_cmd cmd)
 {
 	size_t n;
@@ -476,6 +562,8 @@ static int run_seed(uint64_t seed, long ops)
 	memset(&settings, 0, sizeof(settings));
 	memset(&stats, 0, sizeof(stats));
 	settings.maxbytes = mbs[below(3)] << 20;
+	m0 = settings.maxbytes;
+	settings.memory_max = below(2) ? 2 * m0 : 0;   /* --memory-max */
 	settings.item_size_max = 1 << 20;
 	if (settings.item_size_max > settings.maxbytes)
 		settings.item_size_max = settings.maxbytes;
@@ -527,9 +615,36 @@ static int run_seed(uint64_t seed, long ops)
 			fake_purge_random(rnd());
 		} else if (c < 863) {
 			fake_purge_all();
+		} else if (c < 866) {
+			/* cache_memlimit: shrink to 1/2..1 of -m, or back, or
+			 * grow up to --memory-max */
+			uint64_t top = settings.memory_max ? settings.memory_max : m0;
+			uint64_t b = below(3) ? m0 / 2 + below((uint32_t)(top - m0 / 2)) + 1 : top;
+
+			if (store_set_budget(b) != 0 && !failmsg[0]) {
+				failop = op_no;
+				snprintf(failmsg, sizeof(failmsg),
+					 "store_set_budget(%llu) refused (-m %llu)",
+					 (unsigned long long)b, (unsigned long long)m0);
+			}
+			settings.maxbytes = b;
+			budget_changes++;
+			/* the memory is given back (replies in flight aside) */
+			struct store_stats st;
+
+			store_get_stats(&st);
+			if (!nheld && st.used_bytes > b && !failmsg[0]) {
+				failop = op_no;
+				snprintf(failmsg, sizeof(failmsg),
+					 "cache_memlimit %llu: %llu segment bytes kept",
+					 (unsigned long long)b,
+					 (unsigned long long)st.used_bytes);
+			}
 		} else if (c < 900) {
 			if (nheld)
 				release_held((int)below((uint32_t)nheld));
+		} else if (c < 940) {
+			op_mg(k);
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
 			op_get(k);
@@ -599,6 +714,8 @@ int main(int argc, char **argv)
 		else
 			pass++;
 	}
+	printf("mg: %ld hits, %ld purged misses (EN P), %ld other misses; %ld budget changes\n",
+	       mg_hits, mg_purged, mg_misses, budget_changes);
 	printf("%d passed, %d failed\n", pass, fail);
 	return fail ? 1 : 0;
 }

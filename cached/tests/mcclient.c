@@ -8,6 +8,9 @@
  *   mcclient ... delete N       delete every key
  *   mcclient ... stats          print "stats"
  *   mcclient ... stat NAME      print one stat value
+ *   mcclient ... meta LINE [DATA]  send one meta command (and the data
+ *                               block of an ms), print the reply line and
+ *                               the value of a VA reply
  *
  * verify prints "keys=N ok=A bad=B miss=C" and exits 1 when B > 0, or when
  * C > 0 and -s (strict) was given.
@@ -127,7 +130,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: mcclient [-H host] [-p port] [-g genopts] [-k prefix] [-s] fill N|verify N|delete N|stats|stat NAME\n");
+			fprintf(stderr, "usage: mcclient [-H host] [-p port] [-g genopts] [-k prefix] [-s] fill N|verify N|delete N|stats|stat NAME|meta LINE [DATA]\n");
 			return 64;
 		}
 	}
@@ -142,6 +145,31 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	long n = optind + 1 < argc ? atol(argv[optind + 1]) : 0;
 
+	if (!strcmp(cmd, "meta") && optind + 1 < argc) {
+		/* one meta command (and an ms data block); print the reply */
+		const char *req = argv[optind + 1];
+
+		send_all(req, strlen(req));
+		send_all("\r\n", 2);
+		if (optind + 2 < argc) {
+			send_all(argv[optind + 2], strlen(argv[optind + 2]));
+			send_all("\r\n", 2);
+		}
+		read_line(line, sizeof(line));
+		puts(line);
+		if (!strncmp(line, "VA ", 3)) {
+			size_t vlen = strtoul(line + 3, NULL, 10);
+			char *v = malloc(vlen + 3);
+
+			if (!v)
+				return 2;
+			read_bytes(v, vlen + 2);
+			v[vlen] = '\0';
+			puts(v);
+			free(v);
+		}
+		return 0;
+	}
 	if (!strcmp(cmd, "stats") || !strcmp(cmd, "stat")) {
 		const char *want = optind + 1 < argc ? argv[optind + 1] : NULL;
 

@@ -535,10 +535,12 @@ static char *session(const char *in, size_t n)
 	return out;
 }
 
+#define S(in) session(in, sizeof(in) - 1)
+#define S2(in) session(in, strlen(in))
+
 static void test_parser(void)
 {
 	setup(16);
-#define S(in) session(in, sizeof(in) - 1)
 	CHECK(!strcmp(S("set a 0 0 1\r\nx\r\nget a\r\n"), "STORED\r\nVALUE a 0 1\r\nx\r\nEND\r\n"), "set/get");
 	CHECK(!strcmp(S("bogus\r\n"), "ERROR\r\n"), "unknown");
 	CHECK(!strcmp(S("set a 0 0 1\r\nxy\r\n"), "CLIENT_ERROR bad data chunk\r\nERROR\r\n"), "bad chunk");
@@ -619,7 +621,12 @@ static void test_cachedump(void)
 		put(CMD_SET, key, "v");
 	}
 	CHECK(index_count() == 9000, "9000 long keys stored");
+	/* a 250-byte key: memcached's class 7 (item of 310 bytes) */
+	CHECK(mc_slab_class(mc_item_size(get(key))) == 7, "class of a long key");
 	d = cachedump(1, 0);
+	CHECK(!strcmp(d, "END\r\n"), "not in class 1");
+	free(d);
+	d = cachedump(7, 0);
 	n = count_lines(d, "ITEM ");
 	CHECK(strlen(d) <= (2u << 20) && n > 7000 && n < 9000 &&
 	      !strcmp(d + strlen(d) - 5, "END\r\n"),
@@ -676,6 +683,124 @@ static void test_prefix_stats(void)
 	printf("ok - prefix stats\n");
 }
 
+/* Mark everything idle volatile, then let the kernel purge it all. */
+static void idle_and_purge(void)
+{
+	current_time += 11;
+	store_tick(current_time, 10);
+	purge_all();
+}
+
+/*
+ * The purge flag P: a key lost to a purge is "EN P" once without an
+ * origin, then a plain miss; N or R vivify a placeholder whose first
+ * caller gets W and P and the others Z and P until a new value is stored;
+ * quiet mode hides the miss; an origin's rebuild is a hit with P.
+ */
+static void test_meta_purge(void)
+{
+	char key[32], val[200], *r0;
+
+	setup(16);
+	for (int i = 0; i < 50; i++) {
+		sprintf(key, "p%d", i);
+		sprintf(val, "value-%d", i);
+		put(CMD_SET, key, val);
+	}
+	CHECK(!strcmp(S("mg p1 v\r\n"), "VA 7\r\nvalue-1\r\n"), "hit before the purge");
+	idle_and_purge();
+	CHECK(!strcmp(S("mg p1 v\r\n"), "EN P\r\n"), "purged miss: %s", S("mg p1 v\r\n"));
+	CHECK(!strcmp(S("mg p1 v\r\n"), "EN\r\n"), "reported once, then a miss");
+	r0 = S("mg p2 v Oop k\r\n");
+	CHECK(!strcmp(r0, "EN Oop kp2 P\r\n"), "P after opaque and key: %s", r0);
+	CHECK(!strcmp(S("mg p3 v q\r\nmn\r\n"), "MN\r\n"), "quiet hides a purged miss");
+	CHECK(!strcmp(S("get p4\r\n"), "END\r\n"), "classic get: a miss");
+	CHECK(!strcmp(S("mg p4 v\r\n"), "EN\r\n"), "the classic miss consumed the report");
+	/* N: one winner rebuilds, the others wait with Z */
+	CHECK(!strcmp(S("mg p5 N30 v t\r\n"), "VA 0 t30 W P\r\n\r\n"), "first caller wins: %s", S("mg p5 v\r\n"));
+	CHECK(!strcmp(S("mg p5 N30 v\r\n"), "VA 0 Z P\r\n\r\n"), "second caller waits");
+	CHECK(!strcmp(S("mg p5 N30 s\r\n"), "HD s0 Z P\r\n"), "third caller waits");
+	CHECK(!strcmp(S("ms p5 3 T0\r\nnew\r\nmg p5 v\r\n"), "HD\r\nVA 3\r\nnew\r\n"), "rebuilt: no W, Z or P");
+	/* R on a lost key: the same, keeping the item's TTL and flags */
+	CHECK(!strcmp(S("mg p6 R30 v\r\n"), "VA 0 W P\r\n\r\n"), "R wins a lost key");
+	CHECK(!strcmp(S("mg p6 R30 v\r\n"), "VA 0 Z P\r\n\r\n"), "R waits");
+	CHECK(stats.purge_misses >= 5, "purge_misses counted (%llu)", (unsigned long long)stats.purge_misses);
+	/* a rebuild from a synchronous origin is a hit with P */
+	char err[128];
+
+	CHECK(origin_parse("gen:size=20", err, sizeof(err)) == 0, "origin: %s", err);
+	put(CMD_SET, "g1", "old");
+	idle_and_purge();
+	char *r = S("mg g1 s\r\n");
+	CHECK(!strcmp(r, "HD s20 P\r\n"), "rebuilt from the origin: %s", r);
+	CHECK(!strcmp(S("mg g1 s\r\n"), "HD s20\r\n"), "then a plain hit");
+	CHECK(!strcmp(S("mg never s\r\n"), "HD s20\r\n"), "a plain miss reads through, no P");
+	CHECK(stats.rebuilds == 1, "one rebuild (%llu)", (unsigned long long)stats.rebuilds);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+	printf("ok - meta purge flag\n");
+}
+
+/*
+ * Random meta sessions against a shadow model, with purges at random
+ * moments: a hit always carries the last value stored, P appears only on
+ * a key that held a value at a purge, and only once.
+ */
+static void test_meta_model(void)
+{
+	enum { NK = 40 };
+	struct { int state; char val[40]; } m[NK];   /* 0 none, 1 set, 2 maybe lost */
+	char cmd[2048], key[16], exp[2048];
+	unsigned int seed = 12345;
+	int hits = 0, purged = 0;
+
+	setup(16);
+	memset(m, 0, sizeof(m));
+	for (int step = 0; step < 20000; step++) {
+		int k = (int)(rand_r(&seed) % NK), op = (int)(rand_r(&seed) % 100);
+		char *r;
+
+		sprintf(key, "m%d", k);
+		if (op < 30) {
+			sprintf(m[k].val, "v%d-%d", k, step);
+			m[k].state = 1;
+			sprintf(cmd, "ms %s %zu\r\n%s\r\n", key, strlen(m[k].val), m[k].val);
+			CHECK(!strcmp(S2(cmd), "HD\r\n"), "ms %s", key);
+		} else if (op < 35) {
+			r = S2((sprintf(cmd, "md %s q\r\nmn\r\n", key), cmd));
+			if (m[k].state == 1)
+				CHECK(!strcmp(r, "MN\r\n"), "md %s: %s", key, r);
+			else if (m[k].state == 0)
+				CHECK(!strcmp(r, "NF\r\nMN\r\n"), "md %s: %s", key, r);
+			else
+				CHECK(!strcmp(r, "MN\r\n") || !strcmp(r, "NF\r\nMN\r\n"), "md %s: %s", key, r);
+			m[k].state = 0;
+		} else if (op < 37) {
+			idle_and_purge();
+			for (int i = 0; i < NK; i++)
+				if (m[i].state == 1)
+					m[i].state = 2;
+		} else {
+			r = S2((sprintf(cmd, "mg %s v\r\n", key), cmd));
+			if (!strncmp(r, "VA ", 3)) {
+				sprintf(exp, "VA %zu\r\n%s\r\n", strlen(m[k].val), m[k].val);
+				CHECK(m[k].state && !strcmp(r, exp), "hit %s: %s, model %d %s", key, r, m[k].state, m[k].val);
+				m[k].state = 1;
+				hits++;
+			} else if (!strcmp(r, "EN P\r\n")) {
+				CHECK(m[k].state == 2, "P on %s, model %d", key, m[k].state);
+				m[k].state = 0;
+				purged++;
+			} else {
+				CHECK(!strcmp(r, "EN\r\n") && m[k].state == 0, "miss %s: %s, model %d", key, r, m[k].state);
+			}
+		}
+	}
+	CHECK(hits > 1000 && purged > 100, "the model saw hits (%d) and purges (%d)", hits, purged);
+	teardown();
+	printf("ok - meta model (%d hits, %d purged misses)\n", hits, purged);
+}
+
 /*
  * A lost key (bytes purged) without an origin answers as a key memcached
  * evicted: the replies below are memcached's for an absent key (difftest
@@ -724,6 +849,37 @@ static void test_lost_semantics(void)
 	CHECK(!strcmp(S("touch c 0\r\n"), "TOUCHED\r\n"), "origin: touch TOUCHED");
 	CHECK(!strcmp(S("delete d\r\n"), "DELETED\r\n"), "origin: delete DELETED");
 	CHECK(stats.rebuilds == 4, "origin: 4 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+
+	/* the meta commands give the same answers for a lost key */
+	setup(16);
+	settings.verify = false;
+	S("ms a 1\r\n1\r\nms b 1\r\n2\r\nms c 1\r\n3\r\nms d 1\r\n4\r\n"
+	  "ms e 1\r\n5\r\nms f 1\r\n6\r\n");
+	lose_all();
+	CHECK(!strcmp(S("ms a 1 ME\r\nA\r\nmg a v\r\n"), "HD\r\nVA 1\r\nA\r\n"),
+	      "meta: ms ME (add) stores over a lost key");
+	CHECK(!strcmp(S("ms b 1 MR\r\nB\r\n"), "NS\r\n"), "meta: ms MR (replace): NS");
+	CHECK(!strcmp(S("md c\r\n"), "NF\r\n"), "meta: md: NF");
+	CHECK(!strcmp(S("md d I\r\n"), "NF\r\n"), "meta: md I: NF");
+	CHECK(!strcmp(S("ma e\r\n"), "NF\r\n"), "meta: ma: NF");
+	CHECK(!strcmp(S("ms f 1 MA\r\nF\r\nmg f v\r\n"), "NS\r\nEN\r\n"),
+	      "meta: ms MA (append): NS, then a miss");
+	CHECK(index_count() == 1, "meta: lost keys became misses (%llu left)",
+	      (unsigned long long)index_count());
+	teardown();
+
+	/* with an origin, the rebuild decides for the meta commands too */
+	setup(16);
+	settings.verify = false;
+	CHECK(origin_parse("gen:size=4", err, sizeof(err)) == 0, "gen origin: %s", err);
+	S("get a\r\nget b\r\nget c\r\n");
+	lose_all();
+	CHECK(!strcmp(S("ms a 1 ME\r\nA\r\n"), "NS\r\n"), "meta origin: ms ME NS");
+	CHECK(!strcmp(S("ms b 1 MR\r\nB\r\n"), "HD\r\n"), "meta origin: ms MR HD");
+	CHECK(!strcmp(S("md c\r\n"), "HD\r\n"), "meta origin: md HD");
+	CHECK(stats.rebuilds == 3, "meta origin: 3 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
 	settings.origin = ORIGIN_NONE;
 	teardown();
 	printf("ok - lost key semantics\n");
@@ -785,6 +941,8 @@ int main(void)
 	test_parser();
 	test_cachedump();
 	test_prefix_stats();
+	test_meta_purge();
+	test_meta_model();
 	test_lost_semantics();
 	test_verify_reply();
 	printf("%d checks, %d failed\n", checks, failures);

@@ -75,6 +75,13 @@ def main():
         check(util.command(cport, b"replace r1 0 0 1\r\ny\r\n") == b"NOT_STORED\r\n", "replace of a key the origin lacks: NOT_STORED")
         check(util.command(uport, b"get r1\r\n") == b"END\r\n", "origin did not get it")
         check(util.command(cport, b"get r1\r\n") == b"END\r\n", "replace rolled back locally")
+        # ms modes keep their meaning upstream too; a refusal is NS with the return flags
+        check(util.command(uport, b"set ma1 5 0 3\r\nold\r\n") == b"STORED\r\n", "seed ma1")
+        check(util.command(cport, b"ms ma1 3 ME Oq1 k\r\nnew\r\n") == b"NS Oq1 kma1\r\n", "ms ME of a key the origin has: NS")
+        check(util.command(uport, b"get ma1\r\n") == b"VALUE ma1 5 3\r\nold\r\nEND\r\n", "origin keeps its value (ms ME)")
+        check(util.command(cport, b"ms mr1 1 MR\r\ny\r\n") == b"NS\r\n", "ms MR of a key nobody has: NS")
+        check(util.command(cport, b"ms ms1 2 Oq2\r\nhi\r\n") == b"HD Oq2\r\n", "ms through the origin: HD")
+        check(util.command(uport, b"get ms1\r\n") == b"VALUE ms1 0 2\r\nhi\r\nEND\r\n", "upstream has the ms")
         many = b"".join(b"set m%d 0 0 3\r\nabc\r\n" % i for i in range(200))
         check(util.command(cport, many) == b"STORED\r\n" * 200, "200 pipelined write-through sets")
         check(util.command(cport, b"gets up1\r\n").startswith(b"VALUE up1 7 5 "), "gets")

@@ -13,6 +13,7 @@
 # segments emptied (warm, volatile) and reused, the slot table wrapped by
 # new objects; then the same purge and pressure: every byte of every
 # reply is checked, and a purged key may only be a miss.
+# Last, the meta protocol's purge flag (meta_purge_flag).
 # Prints TAP; exits 0 only if every test is ok.
 #
 # Environment: CACHED, MCCLIENT, PORT, KEYS, IDLE, HOST_CHECK=1 (run on a
@@ -84,7 +85,65 @@ verify_all() { # verify_all LABEL: every key correct, none missing
 	[ $rc -eq 0 ] && [ "$out" = "keys=$KEYS ok=$KEYS bad=0 miss=0" ]
 }
 
-echo "1..26"
+# The meta protocol's purge flag, end to end (4 tests): a daemon without
+# an origin idles, the kernel purges it (drop_caches), and mg reports the
+# lost key as "EN P", once; then 8 clients ask for another lost key at
+# once with N (vivify): exactly one wins the rebuild (W) and 7 wait (Z),
+# all told P, and once the winner stores the value it is served plain.
+meta_purge_flag() {
+	mport=$PORT2   # the second daemon has exited by then
+	mm() { "$MCCLIENT" -p "$mport" "$@"; }
+	"$CACHED" -u root -l 127.0.0.1 -p "$mport" -m 64 -t 2 --idle "$IDLE" \
+		>>"$LOG" 2>&1 &
+	mpid=$!
+	i=0
+	while [ $i -lt 50 ] && ! mm stats >/dev/null 2>&1; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	out=$("$MCCLIENT" -p "$mport" -g "$GEN" -k meta: fill 2000 2>>"$LOG")
+	echo "# meta: fill: $out; purged_ranges before: $(mm stat purged_ranges)"
+	sleep $((IDLE + 3))
+	if [ -z "$HOST_CHECK" ]; then
+		(echo 3 >/proc/sys/vm/drop_caches) &
+		dpid=$!
+		i=0
+		while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
+			sleep 1
+			i=$((i + 1))
+		done
+		kill -9 "$dpid" 2>/dev/null
+	fi
+	r1=$(mm meta "mg meta:1 s")
+	r2=$(mm meta "mg meta:1 s")
+	echo "# meta: mg of a purged key: '$r1', then '$r2'; purged_ranges=$(mm stat purged_ranges) purge_misses=$(mm stat purge_misses)"
+	check "mg reports a key lost to a purge as EN P" [ "$r1" = "EN P" ]
+	check "and then as a plain miss" [ "$r2" = "EN" ]
+	tmp=/tmp/meta-purge.$$
+	i=0
+	pids=
+	while [ $i -lt 8 ]; do
+		mm meta "mg meta:2 N30 s" >"$tmp.$i" 2>&1 &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	for p in $pids; do
+		wait "$p"
+	done
+	wins=$(cat "$tmp".* | grep -c ' W P$')
+	waits=$(cat "$tmp".* | grep -c ' Z P$')
+	echo "# meta: 8 clients on one lost key: $(cat "$tmp".* | tr '\n' '|')"
+	rm -f "$tmp".*
+	one_rebuilds() { [ "$wins" -eq 1 ] && [ "$waits" -eq 7 ]; }
+	check "one of 8 clients wins the rebuild (W), 7 wait (Z), all see P" one_rebuilds
+	mm meta "ms meta:2 7 T0" rebuilt >/dev/null
+	r3=$(mm meta "mg meta:2 v" | tr '\n' '|')
+	check "the rebuilt value is served without P" [ "$r3" = "VA 7|rebuilt|" ]
+	kill -TERM "$mpid"
+	wait "$mpid"
+}
+
+echo "1..30"
 
 oom_before=$(oom_kills)
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT" -m "$MEM" -t 2 --idle "$IDLE" \
@@ -271,4 +330,6 @@ rc=$?
 [ "$rc" -eq 0 ] || echo "# daemon exit status $rc"
 echo "# daemon log:"
 sed 's/^/#   /' "$LOG" | tail -n 20
+
+meta_purge_flag
 [ "$failed" -eq 0 ]
