@@ -804,34 +804,49 @@ void meta_complete_nread(struct conn *c, const char *data)
 		evbuffer_add(c->out, line, (size_t)(p - line));
 }
 
+/*
+ * The checks md and ma share, with memcached's error line for each: too
+ * few tokens, a key over the length limit, too many flags, a bad or
+ * repeated flag.  Returns false when it answered the error; else the flags
+ * are in *of and c->noreply is set.
+ */
+static bool meta_begin(struct conn *c, token_t *tokens, size_t ntokens,
+		       struct mflags *of)
+{
+	const char *errstr = NULL;
+
+	if (ntokens < 3) {
+		out_string(c, "ERROR");
+		return false;
+	}
+	if (tokens[1].length > KEY_MAX_LENGTH) {
+		out_err(c, "CLIENT_ERROR bad command line format");
+		return false;
+	}
+	if (ntokens > MFLAG_MAX_OPT_LENGTH) {
+		out_err(c, "CLIENT_ERROR options flags too long");
+		return false;
+	}
+	if (meta_preparse(tokens, 2, of, &errstr) != 0) {
+		out_err(c, "CLIENT_ERROR invalid or duplicate flag");
+		return false;
+	}
+	c->noreply = of->no_reply;
+	return true;
+}
+
 /* ---- md ----------------------------------------------------------------- */
 
 static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	struct mflags of = { 0 };
-	const char *errstr = "CLIENT_ERROR bad command line format";
 	char line[META_LINE_MAX], *p = line + 2;
 	bool expired, skip = false, deleted = false;
 	struct item *it;
 	uint32_t hv;
 
-	if (ntokens < 3) {
-		out_string(c, "ERROR");
+	if (!meta_begin(c, tokens, ntokens, &of))
 		return;
-	}
-	if (tokens[1].length > KEY_MAX_LENGTH) {
-		out_err(c, "CLIENT_ERROR bad command line format");
-		return;
-	}
-	if (ntokens > MFLAG_MAX_OPT_LENGTH) {
-		out_err(c, "CLIENT_ERROR options flags too long");
-		return;
-	}
-	if (meta_preparse(tokens, 2, &of, &errstr) != 0) {
-		out_err(c, "CLIENT_ERROR invalid or duplicate flag");
-		return;
-	}
-	c->noreply = of.no_reply;
 	for (size_t i = 2; i < ntokens - 1; i++) {
 		if (tokens[i].value[0] == 'O') {
 			if (!put_opaque(&p, &tokens[i])) {
@@ -892,23 +907,8 @@ static void meta_arith(struct conn *c, token_t *tokens, size_t ntokens)
 	size_t nkey, i;
 	uint32_t hv;
 
-	if (ntokens < 3) {
-		out_string(c, "ERROR");
+	if (!meta_begin(c, tokens, ntokens, &of))
 		return;
-	}
-	if (tokens[1].length > KEY_MAX_LENGTH) {
-		out_err(c, "CLIENT_ERROR bad command line format");
-		return;
-	}
-	if (ntokens > MFLAG_MAX_OPT_LENGTH) {
-		out_err(c, "CLIENT_ERROR options flags too long");
-		return;
-	}
-	if (meta_preparse(tokens, 2, &of, &errstr) != 0) {
-		out_err(c, "CLIENT_ERROR invalid or duplicate flag");
-		return;
-	}
-	c->noreply = of.no_reply;
 	key = tokens[1].value;
 	nkey = tokens[1].length;
 	switch (of.mode) {
