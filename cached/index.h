@@ -20,6 +20,7 @@ struct item {
 	struct item *hnext;            /* hash chain */
 	struct item *snext, *sprev;    /* segment membership list */
 	uint64_t cas;
+	uint64_t upcas;                /* memcache origin's cas of this value, 0 = unknown */
 	uint64_t off;                  /* value offset in the memfd */
 	uint32_t vlen;                 /* value length without "\r\n" */
 	uint32_t flags;                /* client flags */

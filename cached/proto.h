@@ -67,6 +67,9 @@ struct conn {
 	bool refetched;         /* the current get already went upstream */
 	bool up_failed;
 	bool up_not_stored;     /* the upstream answered NOT_STORED */
+	bool up_exists;         /* the upstream answered EXISTS (or its cas is unknown) */
+	bool up_not_found;      /* the upstream answered NOT_FOUND */
+	uint64_t upcas;         /* origin's cas of the value a cas replaced */
 	bool wait_set;          /* waiting on a write-through */
 	char *reply;            /* reply held back until upstream confirms */
 	struct fetched *fetched; /* values fetched for the current get */

@@ -768,6 +768,8 @@ void meta_complete_nread(struct conn *c, const char *data)
 		rebuild_lost(c->key, c->nkey, hv);
 	cache_wrlock();
 	stats.cmd_set++;
+	if (settings.origin == ORIGIN_MEMCACHE)
+		c->upcas = upstream_cas_of(c->key, c->nkey, hv);
 	r = meta_store(c, hv, data, &cas);
 	cache_unlock();
 	if (r == R_NO_MEMORY) {
@@ -788,15 +790,25 @@ void meta_complete_nread(struct conn *c, const char *data)
 			p = put_u64(p, cas);
 		}
 	}
-	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
-	    upstream_set(c, c->key, c->nkey, hv, c->cmd) == 0) {
-		/* write-through: the reply waits for the upstream's answer */
-		c->reply = c->noreply ? NULL : strndup(line, (size_t)(p - line));
-		c->noreply = false;
-		c->wait_set = true;
-		c->state = ST_WAIT;
-		upstream_flush(c);
-		return;
+	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE) {
+		int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
+
+		if (up >= 0) {
+			/* write-through: the reply waits for the upstream's answer */
+			c->reply = c->noreply ? NULL : strndup(line, (size_t)(p - line));
+			c->noreply = false;
+			c->wait_set = true;
+			c->state = ST_WAIT;
+			if (up == 0) {
+				upstream_flush(c);
+				return;
+			}
+			/* a cas whose origin cas is unknown: refused, rolled back */
+			c->up_failed = true;
+			c->up_exists = true;
+			proto_upstream_done(c);
+			return;
+		}
 	}
 	memcpy(p, "\r\n", 2);
 	p += 2;

@@ -743,18 +743,30 @@ static void complete_nread(struct conn *c, const char *data)
 	cache_wrlock();
 	stats.cmd_set++;
 	stats_note_store(c->key, c->nkey, hv);
+	if (settings.origin == ORIGIN_MEMCACHE)
+		c->upcas = upstream_cas_of(c->key, c->nkey, hv);
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
-	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
-	    upstream_set(c, c->key, c->nkey, hv, c->cmd) == 0) {
-		/* write-through: the reply waits for the upstream's answer */
-		c->reply = c->noreply ? NULL : strdup(replies[r]);
-		c->noreply = false;
-		c->wait_set = true;
-		c->state = ST_WAIT;
-		upstream_flush(c);
-		return;
+	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE) {
+		int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
+
+		if (up >= 0) {
+			/* write-through: the reply waits for the upstream's answer */
+			c->reply = c->noreply ? NULL : strdup(replies[r]);
+			c->noreply = false;
+			c->wait_set = true;
+			c->state = ST_WAIT;
+			if (up == 0) {
+				upstream_flush(c);
+				return;
+			}
+			/* a cas whose origin cas is unknown: refused, rolled back */
+			c->up_failed = true;
+			c->up_exists = true;
+			proto_upstream_done(c);
+			return;
+		}
 	}
 	out_string(c, replies[r]);
 }
@@ -1230,13 +1242,17 @@ void proto_upstream_done(struct conn *c)
 		cache_unlock();
 	}
 	if (c->reply) {
-		if (c->up_failed && c->up_not_stored && !strncmp(c->reply, "HD", 2)) {
-			/* an ms reply (HD and its return flags) becomes NS */
-			evbuffer_add(c->out, "NS", 2);
+		const char *code = c->up_exists ? "EX" : c->up_not_found ? "NF" :
+				   c->up_not_stored ? "NS" : NULL;
+
+		if (c->up_failed && code && !strncmp(c->reply, "HD", 2)) {
+			/* an ms reply (HD and its return flags) becomes NS, EX or NF */
+			evbuffer_add(c->out, code, 2);
 			evbuffer_add(c->out, c->reply + 2, strlen(c->reply + 2));
 			evbuffer_add(c->out, "\r\n", 2);
-		} else if (c->up_failed && c->up_not_stored) {
-			evbuffer_add_printf(c->out, "NOT_STORED\r\n");
+		} else if (c->up_failed && code) {
+			evbuffer_add_printf(c->out, "%s\r\n", c->up_exists ? "EXISTS" :
+					    c->up_not_found ? "NOT_FOUND" : "NOT_STORED");
 		} else if (c->up_failed) {
 			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");
 		} else {
@@ -1248,6 +1264,8 @@ void proto_upstream_done(struct conn *c)
 	}
 	c->up_failed = false;
 	c->up_not_stored = false;
+	c->up_exists = false;
+	c->up_not_found = false;
 	/* a get that waited runs again; its misses are now final */
 	if (!c->wait_set)
 		c->refetched = true;

@@ -10,19 +10,23 @@
  * is answered it is resumed.
  *
  *   read-through:  the first pass of a get (proto_text.c) queues one
- *                  "get KEY" per missing or lost key; each VALUE is stored
- *                  with cache_fill() and kept on the client's connection;
+ *                  "gets KEY" per missing or lost key; each VALUE is stored
+ *                  with cache_fill(), with the upstream's cas in
+ *                  it->upcas, and kept on the client's connection;
  *                  then the get runs again, and serves from that copy a
  *                  value the cache could not keep (full, or evicted by a
  *                  later key of the same get).
  *   write-through: after a store succeeded locally, "set KEY FLAGS EXP
  *                  LEN" with the stored value goes upstream ("add" or
- *                  "replace" for those, so they keep their meaning there);
- *                  the client's STORED is sent only after the upstream's
+ *                  "replace" for those, so they keep their meaning there;
+ *                  a cas goes as "cas ... UPCAS" with the upstream's cas
+ *                  of the value the client's cas matched, and is refused
+ *                  as EXISTS without asking when that is unknown); the
+ *                  client's STORED is sent only after the upstream's
  *                  STORED.  Else the local key is removed (the cache never
  *                  holds what the origin refused) and the client gets the
- *                  upstream's NOT_STORED, or "SERVER_ERROR origin write
- *                  failed".
+ *                  upstream's NOT_STORED, EXISTS or NOT_FOUND, or
+ *                  "SERVER_ERROR origin write failed".
  *   delete:        forwarded with noreply, for every key (the origin may
  *                  hold keys the cache does not).
  *
@@ -62,6 +66,7 @@ struct upstream {
 	char vkey[KEY_MAX_LENGTH + 1];
 	size_t vnkey;
 	uint32_t vflags, vlen;
+	uint64_t vcas;          /* the origin's cas of that value, 0 if none */
 };
 
 /* One request answered (or failed): release the client when it is the last. */
@@ -121,15 +126,19 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 			}
 			if (u->head && u->head->kind == REQ_GET) {
 				uint32_t hv = index_hash(u->vkey, u->vnkey);
-				bool expired;
+				bool expired, had;
 				struct item *it;
 
 				cache_wrlock();
 				it = cache_lookup(u->vkey, u->vnkey, hv, &expired);
 				if (it && it->state == ITEM_LOST)
 					stats.rebuilds++;
+				had = it && cache_readable(it);
 				stats.origin_fetches++;
-				cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
+				it = cache_fill(u->vkey, u->vnkey, hv, u->vflags, data, u->vlen);
+				/* a value already cached keeps what it knew */
+				if (it && !had)
+					it->upcas = u->vcas;
 				cache_unlock();
 				conn_keep_fetched(u->head->c, u->vkey, u->vnkey,
 						  u->vflags, data, u->vlen);
@@ -151,6 +160,8 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 		struct upreq *r = u->head;
 		char key[KEY_MAX_LENGTH + 2];
 		unsigned flags, vlen;
+		unsigned long long vcas = 0;
+		int nf;
 
 		if (!r) {
 			logmsg(0, "upstream: unexpected reply '%.60s'", line);
@@ -158,12 +169,14 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 			up_reset(u);
 			return;
 		}
-		if (r->kind == REQ_GET && sscanf(line, "VALUE %251s %u %u", key, &flags, &vlen) == 3 &&
+		if (r->kind == REQ_GET &&
+		    (nf = sscanf(line, "VALUE %251s %u %u %llu", key, &flags, &vlen, &vcas)) >= 3 &&
 		    strlen(key) <= KEY_MAX_LENGTH && vlen <= settings.item_size_max) {
 			u->vnkey = strlen(key);
 			memcpy(u->vkey, key, u->vnkey);
 			u->vflags = flags;
 			u->vlen = vlen;
+			u->vcas = nf == 4 ? vcas : 0;
 			u->in_value = true;
 			free(line);
 			continue;
@@ -172,6 +185,10 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 
 		if (r->kind == REQ_SET && !strcmp(line, "NOT_STORED"))
 			r->c->up_not_stored = true;   /* add/replace said no */
+		if (r->kind == REQ_SET && !strcmp(line, "EXISTS"))
+			r->c->up_exists = true;       /* cas: changed upstream */
+		if (r->kind == REQ_SET && !strcmp(line, "NOT_FOUND"))
+			r->c->up_not_found = true;    /* cas: gone upstream */
 		bool known = ok || r->kind == REQ_SET || !strncmp(line, "SERVER_ERROR", 12) ||
 			     !strncmp(line, "CLIENT_ERROR", 12) || !strcmp(line, "ERROR");
 
@@ -273,7 +290,7 @@ void upstream_get(struct conn *c, const char *key, size_t nkey)
 		cache_unlock();
 		return;
 	}
-	evbuffer_add_printf(bufferevent_get_output(u->bev), "get %.*s\r\n",
+	evbuffer_add_printf(bufferevent_get_output(u->bev), "gets %.*s\r\n",
 			    (int)nkey, key);
 }
 
@@ -281,12 +298,16 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 		 int cmd)
 {
 	const char *verb = cmd == CMD_ADD ? "add" : cmd == CMD_REPLACE ? "replace" : "set";
-	struct upstream *u = up_get(c);
+	bool with_cas = cmd == CMD_CAS || c->cas;
+	struct upstream *u;
 	struct evbuffer *out;
 	struct item *it;
 	bool expired;
 	int ret = -1;
 
+	if (with_cas && !c->upcas)
+		return 1;       /* the origin's cas is unknown: do not guess */
+	u = up_get(c);
 	if (!u)
 		goto fail;
 	out = bufferevent_get_output(u->bev);
@@ -296,8 +317,13 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
 			   (long)it->exptime;
 
-		evbuffer_add_printf(out, "%s %.*s %u %ld %u\r\n", verb, (int)nkey,
-				    key, it->flags, exp, it->vlen);
+		if (with_cas)
+			evbuffer_add_printf(out, "cas %.*s %u %ld %u %llu\r\n",
+					    (int)nkey, key, it->flags, exp, it->vlen,
+					    (unsigned long long)c->upcas);
+		else
+			evbuffer_add_printf(out, "%s %.*s %u %ld %u\r\n", verb,
+					    (int)nkey, key, it->flags, exp, it->vlen);
 		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
 		ret = 0;
 	}
@@ -309,6 +335,13 @@ fail:
 	stats.origin_errors++;
 	cache_unlock();
 	return -1;
+}
+
+uint64_t upstream_cas_of(const char *key, size_t nkey, uint32_t hv)
+{
+	struct item *it = index_find(key, nkey, hv);
+
+	return it && it->state == ITEM_OK ? it->upcas : 0;
 }
 
 void upstream_delete(struct conn *c, const char *key, size_t nkey)

@@ -11,17 +11,27 @@
 
 struct conn;
 
-/* Queue "get key" for a client's miss (the client waits: c->pending++). */
+/* Queue "gets key" for a client's miss (the client waits: c->pending++). */
 void upstream_get(struct conn *c, const char *key, size_t nkey);
 
 /*
  * Write the key's current value through, with the client's verb for add
- * and replace (they keep their meaning upstream) and set otherwise (cas
- * uniques are local; append and prepend send the joined value).  0 when
- * queued (client waits).
+ * and replace (they keep their meaning upstream) and set otherwise
+ * (append and prepend send the joined value).  A cas (text cas, ms with
+ * C) goes as "cas ... c->upcas": the origin stores only if its value is
+ * still the one this cache last read from it.  0 when queued (client
+ * waits); 1 when a cas was not sent because c->upcas is 0 (the origin's
+ * cas is unknown: the caller refuses it as EXISTS); -1 on failure.
  */
 int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 		 int cmd);
+
+/*
+ * The origin's cas of the key's cached value, learnt by the "gets" that
+ * fetched it; 0 when unknown (never fetched, or written since).  Cache
+ * lock held.
+ */
+uint64_t upstream_cas_of(const char *key, size_t nkey, uint32_t hv);
 
 /* Forward a delete (noreply, nobody waits). */
 void upstream_delete(struct conn *c, const char *key, size_t nkey);

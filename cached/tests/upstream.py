@@ -3,6 +3,7 @@
 misses read through, sets write through before STORED, deletes forwarded;
 a slow upstream does not block other clients of the same worker thread;
 an unreachable upstream gives clean errors and the daemon lives."""
+import random
 import socket
 import sys
 import threading
@@ -26,10 +27,10 @@ def slow_upstream(delay):
             line = f.readline()
             if not line:
                 return
-            if line.startswith(b"get "):
+            if line.startswith(b"get ") or line.startswith(b"gets "):
                 time.sleep(delay)
                 key = line.split()[1]
-                conn.sendall(b"VALUE " + key + b" 0 4\r\nslow\r\nEND\r\n")
+                conn.sendall(b"VALUE " + key + b" 0 4 1\r\nslow\r\nEND\r\n")
             elif line.startswith(b"set "):
                 f.read(int(line.split()[4]) + 2)
                 conn.sendall(b"STORED\r\n")
@@ -41,6 +42,93 @@ def slow_upstream(delay):
 
     threading.Thread(target=loop, daemon=True).start()
     return srv.getsockname()[1]
+
+
+def ok(cond, what):
+    check(cond, what)
+    return cond
+
+
+def gets_cas(port, key):
+    """The cas unique a gets of key returns through port, or None."""
+    out = util.command(port, b"gets " + key + b"\r\n")
+    head = out.split(b"\r\n")[0].split()
+    return int(head[4]) if len(head) == 5 and head[0] == b"VALUE" else None
+
+
+def value(port, key):
+    return util.command(port, b"get " + key + b"\r\n")
+
+
+def cas_race(uport, aport, bport):
+    """Both caches gets the key, both cas it (random order, text cas and
+    ms C): exactly one wins, and the upstream and both caches agree."""
+    rng = random.Random(26)
+    for i in range(40):
+        key = b"race%d" % i
+        check(util.command(uport, b"set " + key + b" 0 0 4\r\nseed\r\n") == b"STORED\r\n", "seed " + key.decode())
+        ports = [aport, bport]
+        rng.shuffle(ports)
+        cas = [gets_cas(p, key) for p in ports]
+        if not ok(None not in cas, "%s: both caches read it %r" % (key, cas)):
+            return
+        res = []
+        for n, (p, c) in enumerate(zip(ports, cas)):
+            val = b"val%d" % n
+            if rng.random() < 0.5:
+                out = util.command(p, b"cas %s 0 0 %d %d\r\n%s\r\n" % (key, len(val), c, val))
+                res.append(out == b"STORED\r\n")
+                check(out in (b"STORED\r\n", b"EXISTS\r\n"), "%s: cas answer %r" % (key, out))
+            else:
+                out = util.command(p, b"ms %s %d C%d\r\n%s\r\n" % (key, len(val), c, val))
+                res.append(out == b"HD\r\n")
+                check(out in (b"HD\r\n", b"EX\r\n"), "%s: ms C answer %r" % (key, out))
+        if not ok(res.count(True) == 1, "%s: exactly one cas wins %r" % (key, res)):
+            return
+        want = b"VALUE %s 0 4\r\nval%d\r\nEND\r\n" % (key, res.index(True))
+        got = [value(p, key) for p in (uport, aport, bport)]
+        if not ok(got == [want] * 3, "%s: upstream and caches agree %r" % (key, got)):
+            return
+
+
+def cas_direct_change(uport, cport):
+    """A change made on the upstream between a gets and a cas fails the
+    cas; a vanished key is NOT_FOUND; an unknown upstream cas is EXISTS."""
+    check(util.command(uport, b"set d1 0 0 3\r\none\r\n") == b"STORED\r\n", "seed d1")
+    c = gets_cas(cport, b"d1")
+    check(util.command(uport, b"set d1 0 0 3\r\ntwo\r\n") == b"STORED\r\n", "d1 changed upstream")
+    out = util.command(cport, b"cas d1 0 0 5 %d\r\nthree\r\n" % c)
+    check(out == b"EXISTS\r\n", "cas after an upstream change: EXISTS (%r)" % out)
+    check(value(uport, b"d1") == b"VALUE d1 0 3\r\ntwo\r\nEND\r\n", "upstream keeps its change")
+    check(value(cport, b"d1") == b"VALUE d1 0 3\r\ntwo\r\nEND\r\n", "cache dropped its copy and refetched")
+    c = gets_cas(cport, b"d1")
+    out = util.command(cport, b"cas d1 0 0 5 %d\r\nthree\r\n" % c)
+    check(out == b"STORED\r\n", "cas after the refetch: STORED (%r)" % out)
+    check(value(uport, b"d1") == b"VALUE d1 0 5\r\nthree\r\nEND\r\n", "upstream has the cas")
+    # the same through ms C
+    check(util.command(uport, b"set d2 0 0 3\r\none\r\n") == b"STORED\r\n", "seed d2")
+    c = gets_cas(cport, b"d2")
+    check(util.command(uport, b"append d2 0 0 1\r\n!\r\n") == b"STORED\r\n", "d2 changed upstream")
+    out = util.command(cport, b"ms d2 1 C%d Oab\r\nx\r\n" % c)
+    check(out == b"EX Oab\r\n", "ms C after an upstream change: EX (%r)" % out)
+    check(value(cport, b"d2") == b"VALUE d2 0 4\r\none!\r\nEND\r\n", "ms C: cache refetched")
+    # the key vanished upstream: NOT_FOUND, and the local copy goes too
+    check(util.command(uport, b"set d3 0 0 3\r\none\r\n") == b"STORED\r\n", "seed d3")
+    c = gets_cas(cport, b"d3")
+    check(util.command(uport, b"delete d3\r\n") == b"DELETED\r\n", "d3 deleted upstream")
+    out = util.command(cport, b"cas d3 0 0 1 %d\r\nx\r\n" % c)
+    check(out == b"NOT_FOUND\r\n", "cas of a key gone upstream: NOT_FOUND (%r)" % out)
+    check(value(cport, b"d3") == b"END\r\n" and value(uport, b"d3") == b"END\r\n", "d3 gone everywhere")
+    # written through (the upstream's cas is not known): refused, then refetched
+    check(util.command(cport, b"set d4 0 0 3\r\none\r\n") == b"STORED\r\n", "set d4 through")
+    c = gets_cas(cport, b"d4")
+    out = util.command(cport, b"cas d4 0 0 3 %d\r\ntwo\r\n" % c)
+    check(out == b"EXISTS\r\n", "cas with the upstream's cas unknown: EXISTS (%r)" % out)
+    check(value(uport, b"d4") == b"VALUE d4 0 3\r\none\r\nEND\r\n", "upstream unchanged")
+    c = gets_cas(cport, b"d4")
+    out = util.command(cport, b"cas d4 0 0 3 %d\r\ntwo\r\n" % c)
+    check(out == b"STORED\r\n", "cas after the refetch: STORED (%r)" % out)
+    check(value(uport, b"d4") == b"VALUE d4 0 3\r\ntwo\r\nEND\r\n", "upstream has it")
 
 
 def main():
@@ -87,6 +175,18 @@ def main():
         check(util.command(cport, b"gets up1\r\n").startswith(b"VALUE up1 7 5 "), "gets")
     finally:
         util.stop(cd)
+        util.stop(up)
+
+    # cas keeps its meaning upstream: two caches in front of one memcached
+    up, uport = util.start_memcached()
+    ca, aport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % uport)
+    cb, bport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % uport)
+    try:
+        cas_race(uport, aport, bport)
+        cas_direct_change(uport, aport)
+    finally:
+        util.stop(ca)
+        util.stop(cb)
         util.stop(up)
 
     # a slow upstream blocks only the client waiting on it
