@@ -21,9 +21,13 @@
  *                  "replace" for those, so they keep their meaning there;
  *                  a cas goes as "cas ... UPCAS" with the upstream's cas
  *                  of the value the client's cas matched, and is refused
- *                  as EXISTS without asking when that is unknown); the
- *                  client's STORED is sent only after the upstream's
- *                  STORED.  Else the local key is removed (the cache never
+ *                  as EXISTS without asking when that is unknown); a
+ *                  "gets KEY" is pipelined right behind it, and when the
+ *                  origin holds the bytes and flags written its cas
+ *                  becomes the item's upcas (else another writer got in
+ *                  between and the local copy is dropped); the client's
+ *                  STORED is sent only after both answers, and only when
+ *                  the upstream said STORED.  Else the local key is removed (the cache never
  *                  holds what the origin refused) and the client gets the
  *                  upstream's NOT_STORED, EXISTS or NOT_FOUND, or
  *                  "SERVER_ERROR origin write failed".
@@ -51,12 +55,24 @@
 #include "store.h"
 #include "thread.h"
 
-enum req_kind { REQ_GET, REQ_SET };
+/*
+ * REQ_CHECK is the "gets KEY" pipelined after a write-through: the
+ * origin's answer tells the cas of the value this cache wrote, or that
+ * someone else wrote the key in between.
+ */
+enum req_kind { REQ_GET, REQ_SET, REQ_CHECK };
 
 struct upreq {
 	struct upreq *next;
 	struct conn *c;
 	enum req_kind kind;
+	/* REQ_CHECK: what this cache wrote, and what the origin answered */
+	char *val;              /* the value bytes written (vlen, no CRLF) */
+	uint32_t vflags, vlen;
+	uint64_t lcas;          /* the local cas of the item written */
+	uint64_t upcas;         /* the origin's cas when its value matched */
+	size_t nkey;
+	char key[KEY_MAX_LENGTH + 1];
 };
 
 struct upstream {
@@ -69,11 +85,43 @@ struct upstream {
 	uint64_t vcas;          /* the origin's cas of that value, 0 if none */
 };
 
+/*
+ * The check after a write-through was answered: if the origin holds the
+ * bytes and flags this cache wrote, its cas becomes the item's upcas (a
+ * later cas of that value goes upstream with it).  Anything else means
+ * another writer got in between: the local copy is dropped and the next
+ * read refetches.  Only the item written is touched (same local cas).
+ */
+static void check_done(struct upreq *r)
+{
+	uint32_t hv = index_hash(r->key, r->nkey);
+	struct item *it;
+	bool expired;
+
+	if (r->c->up_failed)
+		return;         /* the write itself failed and is rolled back */
+	cache_wrlock();
+	it = cache_lookup(r->key, r->nkey, hv, &expired);
+	if (it && it->cas == r->lcas) {
+		if (r->upcas)
+			it->upcas = r->upcas;
+		else
+			cache_delete(r->key, r->nkey, hv);
+	}
+	cache_unlock();
+}
+
 /* One request answered (or failed): release the client when it is the last. */
 static void req_done(struct upreq *r, bool failed)
 {
 	struct conn *c = r->c;
 
+	if (r->kind == REQ_CHECK) {
+		/* a failed check costs only the origin's cas, not the write */
+		if (!failed)
+			check_done(r);
+		failed = false;
+	}
 	if (failed) {
 		c->up_failed = true;
 		cache_wrlock();
@@ -85,6 +133,7 @@ static void req_done(struct upreq *r, bool failed)
 		conn_resume(c);
 	}
 	conn_unref(c);
+	free(r->val);
 	free(r);
 }
 
@@ -142,6 +191,14 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 				cache_unlock();
 				conn_keep_fetched(u->head->c, u->vkey, u->vnkey,
 						  u->vflags, data, u->vlen);
+			} else if (u->head && u->head->kind == REQ_CHECK) {
+				struct upreq *r = u->head;
+				bool same = u->vnkey == r->nkey &&
+					    !memcmp(u->vkey, r->key, r->nkey) &&
+					    u->vflags == r->vflags && u->vlen == r->vlen &&
+					    !memcmp(data, r->val, r->vlen);
+
+				r->upcas = same ? u->vcas : 0;
 			}
 			evbuffer_drain(in, need);
 			u->in_value = false;
@@ -169,7 +226,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 			up_reset(u);
 			return;
 		}
-		if (r->kind == REQ_GET &&
+		if ((r->kind == REQ_GET || r->kind == REQ_CHECK) &&
 		    (nf = sscanf(line, "VALUE %251s %u %u %llu", key, &flags, &vlen, &vcas)) >= 3 &&
 		    strlen(key) <= KEY_MAX_LENGTH && vlen <= settings.item_size_max) {
 			u->vnkey = strlen(key);
@@ -181,7 +238,7 @@ static void up_read_cb(struct bufferevent *bev, void *arg)
 			free(line);
 			continue;
 		}
-		bool ok = r->kind == REQ_GET ? !strcmp(line, "END") : !strcmp(line, "STORED");
+		bool ok = r->kind == REQ_SET ? !strcmp(line, "STORED") : !strcmp(line, "END");
 
 		if (r->kind == REQ_SET && !strcmp(line, "NOT_STORED"))
 			r->c->up_not_stored = true;   /* add/replace said no */
@@ -258,16 +315,16 @@ static struct upstream *up_get(struct conn *c)
 }
 
 /* Queue a request whose reply the client waits for. */
-static int push(struct conn *c, enum req_kind kind)
+static struct upreq *push(struct conn *c, enum req_kind kind)
 {
 	struct upstream *u = up_get(c);
 	struct upreq *r;
 
 	if (!u)
-		return -1;
+		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return -1;
+		return NULL;
 	r->c = c;
 	r->kind = kind;
 	if (u->tail)
@@ -277,14 +334,14 @@ static int push(struct conn *c, enum req_kind kind)
 	u->tail = r;
 	c->pending++;
 	conn_ref(c);
-	return 0;
+	return r;
 }
 
 void upstream_get(struct conn *c, const char *key, size_t nkey)
 {
 	struct upstream *u = up_get(c);
 
-	if (!u || push(c, REQ_GET) < 0) {
+	if (!u || !push(c, REQ_GET)) {
 		cache_wrlock();
 		stats.origin_errors++;
 		cache_unlock();
@@ -301,8 +358,12 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 	bool with_cas = cmd == CMD_CAS || c->cas;
 	struct upstream *u;
 	struct evbuffer *out;
+	struct upreq *chk;
 	struct item *it;
 	bool expired;
+	char *val = NULL;
+	uint32_t vflags = 0, vlen = 0;
+	uint64_t lcas = 0;
 	int ret = -1;
 
 	if (with_cas && !c->upcas)
@@ -325,11 +386,36 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 			evbuffer_add_printf(out, "%s %.*s %u %ld %u\r\n", verb,
 					    (int)nkey, key, it->flags, exp, it->vlen);
 		evbuffer_add(out, store_ptr(it->off), it->vlen + 2);
+		/* kept for the check: what the origin should now hold */
+		val = malloc((size_t)it->vlen + 1);
+		if (val)
+			memcpy(val, store_ptr(it->off), it->vlen);
+		vflags = it->flags;
+		vlen = it->vlen;
+		lcas = it->cas;
 		ret = 0;
 	}
 	cache_unlock();
-	if (ret == 0 && push(c, REQ_SET) == 0)
+	if (ret == 0 && push(c, REQ_SET)) {
+		/*
+		 * Pipelined on the same link, so the origin answers it right
+		 * after the write; without it (no memory) the item's upcas
+		 * stays unknown and a cas of it is refused as EXISTS.
+		 */
+		if (val && (chk = push(c, REQ_CHECK))) {
+			chk->val = val;
+			chk->vflags = vflags;
+			chk->vlen = vlen;
+			chk->lcas = lcas;
+			chk->nkey = nkey;
+			memcpy(chk->key, key, nkey);
+			evbuffer_add_printf(out, "gets %.*s\r\n", (int)nkey, key);
+		} else {
+			free(val);
+		}
 		return 0;
+	}
+	free(val);
 fail:
 	cache_wrlock();
 	stats.origin_errors++;

@@ -19,7 +19,10 @@ void upstream_get(struct conn *c, const char *key, size_t nkey);
  * and replace (they keep their meaning upstream) and set otherwise
  * (append and prepend send the joined value).  A cas (text cas, ms with
  * C) goes as "cas ... c->upcas": the origin stores only if its value is
- * still the one this cache last read from it.  0 when queued (client
+ * still the one this cache last read or wrote.  Each write is followed by
+ * a pipelined "gets key" that records the origin's cas of the value
+ * written in its item (or drops the item if the origin holds another
+ * value).  0 when queued (client
  * waits); 1 when a cas was not sent because c->upcas is 0 (the origin's
  * cas is unknown: the caller refuses it as EXISTS); -1 on failure.
  */
@@ -28,7 +31,7 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 
 /*
  * The origin's cas of the key's cached value, learnt by the "gets" that
- * fetched it; 0 when unknown (never fetched, or written since).  Cache
+ * fetched it or that followed its write-through; 0 when unknown.  Cache
  * lock held.
  */
 uint64_t upstream_cas_of(const char *key, size_t nkey, uint32_t hv);

@@ -164,6 +164,36 @@ result near-set-stored $? "$(cat "$TMP/near-fill.out")"
 "$MC" -p "$PROXY" -k near: -g "$G" -s verify 500 >"$TMP/near-fleet.out" 2>&1
 result near-set-readable-from-fleet $? "$(cat "$TMP/near-fleet.out")"
 
+# set, gets, cas through the near cache: the cas goes through the proxy
+# with the fleet's cas of the value just written (learnt by the "gets"
+# pipelined after the write), so every round wins on the first try.
+python3 - "$NEAR" "$PROXY" >"$TMP/near-cas.out" 2>&1 <<'PY'
+import socket, sys
+def conn(port):
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+    return s, s.makefile("rb")
+near, nf = conn(sys.argv[1])
+prox, pf = conn(sys.argv[2])
+near.sendall(b"set nearcas 0 0 1\r\n0\r\n")
+bad = [] if nf.readline() == b"STORED\r\n" else ["set"]
+for i in range(1, 11):
+    near.sendall(b"gets nearcas\r\n")
+    head = nf.readline().split()
+    nf.readline(); nf.readline()
+    val = b"%d" % i
+    near.sendall(b"cas nearcas 0 0 %d %s\r\n%s\r\n" % (len(val), head[4], val))
+    out = nf.readline()
+    if out != b"STORED\r\n":
+        bad.append("round %d: %r" % (i, out))
+prox.sendall(b"get nearcas\r\n")
+got = pf.readline() + pf.readline()
+if got != b"VALUE nearcas 0 2\r\n10\r\n":
+    bad.append("fleet holds %r" % got)
+print("set, then 10 rounds of gets and cas: %s" % (bad or "all STORED, fleet has the last"))
+sys.exit(1 if bad else 0)
+PY
+result near-set-gets-cas $? "$(cat "$TMP/near-cas.out")"
+
 # flush_all drops everything the near cache holds (the proxy would refuse
 # it; it is sent to the near cache itself): every key must come back from
 # the fleet, byte for byte.

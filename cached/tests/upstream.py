@@ -119,16 +119,78 @@ def cas_direct_change(uport, cport):
     out = util.command(cport, b"cas d3 0 0 1 %d\r\nx\r\n" % c)
     check(out == b"NOT_FOUND\r\n", "cas of a key gone upstream: NOT_FOUND (%r)" % out)
     check(value(cport, b"d3") == b"END\r\n" and value(uport, b"d3") == b"END\r\n", "d3 gone everywhere")
-    # written through (the upstream's cas is not known): refused, then refetched
+    # written through, then changed upstream: the cas learnt after the
+    # write is stale, the cas fails, and a refetch makes it succeed
     check(util.command(cport, b"set d4 0 0 3\r\none\r\n") == b"STORED\r\n", "set d4 through")
     c = gets_cas(cport, b"d4")
+    check(util.command(uport, b"set d4 0 0 3\r\nups\r\n") == b"STORED\r\n", "d4 changed upstream")
     out = util.command(cport, b"cas d4 0 0 3 %d\r\ntwo\r\n" % c)
-    check(out == b"EXISTS\r\n", "cas with the upstream's cas unknown: EXISTS (%r)" % out)
-    check(value(uport, b"d4") == b"VALUE d4 0 3\r\none\r\nEND\r\n", "upstream unchanged")
+    check(out == b"EXISTS\r\n", "cas of a written-through value changed upstream: EXISTS (%r)" % out)
+    check(value(uport, b"d4") == b"VALUE d4 0 3\r\nups\r\nEND\r\n", "upstream keeps its change")
     c = gets_cas(cport, b"d4")
     out = util.command(cport, b"cas d4 0 0 3 %d\r\ntwo\r\n" % c)
     check(out == b"STORED\r\n", "cas after the refetch: STORED (%r)" % out)
     check(value(uport, b"d4") == b"VALUE d4 0 3\r\ntwo\r\nEND\r\n", "upstream has it")
+
+
+def mg_cas(port, key):
+    """The cas unique an mg ... c of key returns through port, or None."""
+    head = util.command(port, b"mg " + key + b" c v\r\n").split(b"\r\n")[0].split()
+    return int(head[2][1:]) if len(head) == 3 and head[0] == b"VA" else None
+
+
+def cas_after_write(uport, cport):
+    """A write through the cache is followed by the origin's cas of it, so
+    set, gets, cas (and ms, mg c, ms C, and every other write) answers
+    STORED on the first try and the upstream holds the new value."""
+    check(util.command(cport, b"set w 5 0 3\r\none\r\n") == b"STORED\r\n", "set w")
+    c = gets_cas(cport, b"w")
+    out = util.command(cport, b"cas w 5 0 3 %d\r\ntwo\r\n" % c)
+    check(out == b"STORED\r\n", "set, gets, cas: STORED (%r)" % out)
+    check(value(uport, b"w") == b"VALUE w 5 3\r\ntwo\r\nEND\r\n", "upstream has the cas")
+    check(util.command(cport, b"ms mw 3 F9\r\none\r\n") == b"HD\r\n", "ms mw")
+    c = mg_cas(cport, b"mw")
+    out = util.command(cport, b"ms mw 3 F9 C%d\r\ntwo\r\n" % (c or 0))
+    check(out == b"HD\r\n", "ms, mg c, ms C: HD (%r)" % out)
+    check(value(uport, b"mw") == b"VALUE mw 9 3\r\ntwo\r\nEND\r\n", "upstream has the ms C")
+    # a cas loop: every round's gets and cas succeed on the first try
+    check(util.command(cport, b"set loop 0 0 1\r\n0\r\n") == b"STORED\r\n", "set loop")
+    wins = 0
+    for i in range(1, 21):
+        c = gets_cas(cport, b"loop")
+        val = b"%d" % i
+        out = util.command(cport, b"cas loop 0 0 %d %d\r\n%s\r\n" % (len(val), c, val))
+        wins += out == b"STORED\r\n"
+    check(wins == 20, "cas loop: %d of 20 rounds won on the first try" % wins)
+    check(value(uport, b"loop") == b"VALUE loop 0 2\r\n20\r\nEND\r\n", "upstream has the last round")
+    # every kind of write, text and meta, then a cas: STORED on the first try
+    rng = random.Random(2626)
+    writes = [b"set %s 1 0 2\r\nab\r\n", b"add %s 1 0 2\r\nab\r\n", b"replace %s 2 0 2\r\ncd\r\n",
+              b"append %s 0 0 1\r\n+\r\n", b"prepend %s 0 0 1\r\n-\r\n", b"ms %s 2 F3\r\nef\r\n",
+              b"ms %s 1 MA\r\n!\r\n", b"ms %s 2 ME F4\r\ngh\r\n"]
+    for i in range(40):
+        key = b"kw%d" % (i % 8)
+        w = rng.choice(writes)
+        util.command(cport, w.replace(b"%s", key))
+        c = gets_cas(cport, key)
+        if c is None:
+            continue
+        val = b"v%d" % i
+        if rng.random() < 0.5:
+            out = util.command(cport, b"cas %s 7 0 %d %d\r\n%s\r\n" % (key, len(val), c, val))
+            check(out == b"STORED\r\n", "%r then cas: STORED (%r)" % (w.split()[0], out))
+        else:
+            out = util.command(cport, b"ms %s %d F7 C%d\r\n%s\r\n" % (key, len(val), c, val))
+            check(out == b"HD\r\n", "%r then ms C: HD (%r)" % (w.split()[0], out))
+        want = b"VALUE %s 7 %d\r\n%s\r\nEND\r\n" % (key, len(val), val)
+        check(value(uport, key) == want and value(cport, key) == want, "%s: upstream and cache agree" % key.decode())
+    # a write on the other cache after this one's: this one's cas still fails
+    check(util.command(cport, b"set w2 0 0 1\r\na\r\n") == b"STORED\r\n", "set w2")
+    c = gets_cas(cport, b"w2")
+    check(util.command(uport, b"set w2 0 0 1\r\nb\r\n") == b"STORED\r\n", "w2 changed upstream")
+    out = util.command(cport, b"cas w2 0 0 1 %d\r\nc\r\n" % c)
+    check(out == b"EXISTS\r\n", "cas after another write: EXISTS (%r)" % out)
+    check(value(cport, b"w2") == b"VALUE w2 0 1\r\nb\r\nEND\r\n", "w2 refetched")
 
 
 def main():
@@ -184,6 +246,7 @@ def main():
     try:
         cas_race(uport, aport, bport)
         cas_direct_change(uport, aport)
+        cas_after_write(uport, bport)
     finally:
         util.stop(ca)
         util.stop(cb)
