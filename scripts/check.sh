@@ -138,8 +138,10 @@ host_suite fleet "$ROOT/scripts/test-fleet.sh"
 normal_lane() {
 	host_suite series "$ROOT/scripts/test-series.sh"
 	host_suite runner "$ROOT/scripts/test-runner.sh"
+	# The release kernel's selftests run with MGLRU on, the debug kernel's
+	# with it off: both reclaims in one make check, at no extra cost.
 	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
-		--swap 256 --timeout 900
+		--swap 256 --timeout 900 --append appliance.lru_gen=y
 	kunit_suite kunit "$CHECK/kernel-tests.run"
 	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
 		--timeout 900
@@ -153,7 +155,7 @@ normal_lane() {
 
 debug_lane() {
 	guest_suite debug-kernel-tests "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-tests.sh" \
-		--swap 256 --timeout 1500
+		--swap 256 --timeout 1500 --append appliance.lru_gen=n
 	kunit_suite debug-kunit "$CHECK/debug-kernel-tests.run"
 	guest_suite debug-kernel-stress "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-stress.sh" \
 		--timeout 900

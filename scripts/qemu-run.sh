@@ -7,6 +7,9 @@
 #   --image PATH       root file system (default build/rootfs.img)
 #   --mem MIB          guest RAM (default 512)
 #   --cpus N           guest CPUs (default 2)
+#   --nodes N          NUMA nodes, 1 or 2 (default 2): the RAM is split in
+#                      halves, the CPUs too (with one CPU, node 1 has memory
+#                      only)
 #   --timeout SECONDS  watchdog: a guest still running then is killed and the
 #                      run reported "hung" (default 600)
 #   --name NAME        run directory build/runs/NAME-TIMESTAMP (default "run")
@@ -35,9 +38,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
-kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 cpus_set=0 timeout=600
+kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 cpus_set=0 nodes=2 timeout=600
 name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0 icount=0 profile=0
 files=()
 while [ $# -gt 0 ]; do
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--image) image=$2; shift ;;
 	--mem) mem=$2; shift ;;
 	--cpus) cpus=$2 cpus_set=1; shift ;;
+	--nodes) nodes=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--name) name=$2; shift ;;
 	--run-dir) rundir=$2; shift ;;
@@ -65,9 +69,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -n "$script" ] || [ $# -gt 0 ] || [ "$interactive" = 1 ] || usage
-for n in "$mem" "$cpus" "$timeout" "$swap"; do
+for n in "$mem" "$cpus" "$timeout" "$swap" "$nodes"; do
 	case $n in '' | *[!0-9]*) echo "qemu-run.sh: '$n' is not a number" >&2; exit 64 ;; esac
 done
+case $nodes in 1 | 2) ;; *) echo "qemu-run.sh: --nodes is 1 or 2, not $nodes" >&2; exit 64 ;; esac
 # Under -icount the 6.1 guest hangs bringing up a second CPU ("x86:
 # Booting SMP configuration"), so instructions are counted on one.
 if [ "$icount" = 1 ]; then
@@ -168,7 +173,28 @@ elif [ "$acc" != kvm ]; then
 	[ -z "$khz" ] || clock="tsc_early_khz=$khz tsc=reliable "
 fi
 cmdline="console=ttyS0 root=/dev/vda ro rootfstype=ext4 init=/sbin/init panic=-1 no_timer_check acpi=noirq ${clock}appliance.mode=$mode $append"
-qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$mem"
+# NUMA: two nodes, as on a two-socket host, so that reclaim, shrinkers and
+# the memory cgroups' counters run per node as they do there.  QEMU 7.2
+# takes a node's memory only from a backend object (-numa node,mem= is
+# refused for current machine types).
+# Each CPU is a socket of its own: QEMU otherwise puts all of them in one
+# socket, whose shared cache then spans both nodes, and the guest warns
+# ("llc-sibling CPU #0 is not on the same node", topology_sane()).
+smp=$cpus
+numa_args=()
+if [ "$nodes" = 2 ]; then
+	smp="$cpus,sockets=$cpus,cores=1,threads=1"
+	half=$((mem / 2)) cpu_half=$(((cpus + 1) / 2))
+	numa_args=(-object "memory-backend-ram,id=ram0,size=${half}M"
+		-object "memory-backend-ram,id=ram1,size=$((mem - half))M"
+		-numa "node,nodeid=0,memdev=ram0,cpus=0-$((cpu_half - 1))")
+	if [ "$cpus" -gt 1 ]; then
+		numa_args+=(-numa "node,nodeid=1,memdev=ram1,cpus=$cpu_half-$((cpus - 1))")
+	else
+		numa_args+=(-numa "node,nodeid=1,memdev=ram1")
+	fi
+fi
+qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$smp" -m "$mem" "${numa_args[@]}"
 	-nodefaults -display none -no-reboot
 	-kernel "$kernel" -append "$cmdline"
 	-drive "file=$image,format=raw,if=virtio,readonly=on"
@@ -198,7 +224,7 @@ echo >>"$rundir/qemu-cmd"
 
 how=$acc
 [ "$icount" = 0 ] || how="tcg -icount"
-[ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($how, ${mem} MiB, $cpus CPUs, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
+[ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($how, ${mem} MiB, $cpus CPUs, $nodes NUMA nodes, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
 : >"$console"
 rc=0
 timeout -k 5 "$timeout" "${qemu[@]}" >"$rundir/qemu.log" 2>&1 || rc=$?

@@ -2,8 +2,9 @@
 # test-runner.sh - tests of scripts/qemu-run.sh itself, on build/bzImage:
 # exit status and result files come back, a hung guest is killed and
 # reported, a kernel warning fails a run whose job passed, user-space
-# text that looks like a warning does not, --icount makes the guest's
-# clock count instructions, and --profile counts them by kernel function.
+# text that looks like a warning does not, the guest has two NUMA nodes
+# (one with --nodes 1), --icount makes the guest's clock count
+# instructions, and --profile counts them by kernel function.
 #
 # usage: scripts/test-runner.sh
 set -euo pipefail
@@ -31,6 +32,19 @@ for f in kconfig qemu-cmd console.log exit-status warnings.txt; do
 	check "the run keeps $f" test -f "$T/status/$f"
 done
 check "the run is under TCG or probed KVM" grep -qE -- '-accel tcg|-enable-kvm' "$T/status/qemu-cmd"
+
+# Two NUMA nodes by default, each with half of the RAM and one of the two
+# CPUs; --nodes 1 gives one.
+runner numa --timeout 120 -- sh -c 'cd /sys/devices/system/node &&
+	for n in node*; do echo "$n $(cat $n/cpulist) $(sed -n "s/.*MemTotal: *\([0-9]*\).*/\1/p" $n/meminfo)"; done >"$OUT/nodes.txt"'
+two_nodes() {
+	[ "$(wc -l <"$T/numa/out/nodes.txt")" = 2 ] &&
+		awk '$1 == "node0" && $2 == "0" { a = $3 } $1 == "node1" && $2 == "1" { b = $3 }
+			END { exit !(a > 150000 && b > 150000) }' "$T/numa/out/nodes.txt"
+}
+check "the guest has two NUMA nodes, a CPU and over 150 MB each" two_nodes
+runner numa1 --nodes 1 --timeout 120 -- sh -c 'ls -d /sys/devices/system/node/node* >"$OUT/nodes.txt"'
+check "--nodes 1: the guest has one NUMA node" test "$(cat "$T/numa1/out/nodes.txt" 2>/dev/null)" = /sys/devices/system/node/node0
 
 runner hang --timeout 20 -- sleep 600
 check "a hung guest is killed and reported" rc_is hang 124

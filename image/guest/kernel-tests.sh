@@ -7,6 +7,12 @@
 # A kernel without volatile ranges makes the selftests skip; here that is a
 # failure.  With $SWAPDEV set (qemu-run.sh --swap) the swap test runs too.
 # Benchmark timings are printed with their verdict; only errors fail.
+#
+# The kernel command line's appliance.lru_gen=y|n switches the
+# multi-generational LRU (/sys/kernel/mm/lru_gen/enabled) before the tests,
+# so one kernel runs them with either reclaim; make check runs the release
+# kernel with it on and the debug kernel with it off.  Without it the
+# kernel's default stays.  The setting in force is printed either way.
 BIN=${VOLATILE_BIN:-/usr/libexec/volatile}
 OUT=${OUT:-/tmp}
 # A kernel that hangs a test must still leave a result: seconds for the
@@ -25,6 +31,27 @@ finish() {
 }
 
 echo "kernel: $(uname -r), $(grep MemAvailable /proc/meminfo | tr -s ' '), swap device: ${SWAPDEV:-none}"
+lru_gen=""
+for arg in $(cat /proc/cmdline); do
+	case $arg in appliance.lru_gen=*) lru_gen=${arg#appliance.lru_gen=} ;; esac
+done
+LRU_GEN=/sys/kernel/mm/lru_gen/enabled
+if [ -n "$lru_gen" ]; then
+	if echo "$lru_gen" >"$LRU_GEN" 2>/dev/null; then
+		ok "MGLRU switched with appliance.lru_gen=$lru_gen"
+	else
+		not_ok "cannot write '$lru_gen' to $LRU_GEN (CONFIG_LRU_GEN?)"
+	fi
+fi
+if [ -r "$LRU_GEN" ]; then
+	case $(cat "$LRU_GEN") in
+	0x0000) echo "kernel: MGLRU off ($LRU_GEN: $(cat "$LRU_GEN")): the classic active/inactive LRU" ;;
+	*) echo "kernel: MGLRU on ($LRU_GEN: $(cat "$LRU_GEN"))" ;;
+	esac
+else
+	echo "kernel: no MGLRU ($LRU_GEN is missing): the classic active/inactive LRU"
+fi
+echo "kernel: $(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l) NUMA node(s), cgroup v2: $(cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null || echo none)"
 bench_args=""
 if dmesg | grep -q 'KernelAddressSanitizer initialized'; then
 	echo "kernel: a debug kernel (KASAN): the benchmark runs once, briefly"
