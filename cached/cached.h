@@ -26,6 +26,8 @@
 #define KEY_MAX_LENGTH 250
 
 enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI };
+/* --psi-policy: band (a free-memory band, as CacheLib's MemoryMonitor) or trigger */
+enum psi_policy { PSI_BAND, PSI_TRIGGER };
 enum origin_kind { ORIGIN_NONE, ORIGIN_GEN, ORIGIN_DIR, ORIGIN_MEMCACHE };
 
 struct settings {
@@ -53,6 +55,11 @@ struct settings {
 	uint32_t psi_stall_us;   /* trigger: stall per window */
 	uint32_t psi_window_us;
 	uint32_t psi_drop_pct;   /* percent of the cache dropped per event */
+	enum psi_policy psi_policy;
+	uint64_t psi_low, psi_high;  /* band of free memory, bytes (0: derived) */
+	uint32_t psi_step_pct;   /* band: share of (high - low) per poll */
+	uint32_t psi_max_pct;    /* band: most of the cache given back */
+	uint32_t psi_interval_ms;  /* band: poll interval */
 	uint64_t out_max;        /* per-connection output bound */
 	bool detail;             /* per-prefix stats (stats detail on, -D) */
 	char prefix_delim;       /* -D, default ':' */
@@ -74,6 +81,7 @@ struct stats {
 	uint64_t purged_ranges, purged_objects, rebuilds, rebuild_usec;
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
+	uint64_t psi_polls, psi_reclaims, psi_advised_bytes, psi_free_bytes;
 	uint64_t compacted_objects, cleaned_objects, cleaned_segments;
 	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };

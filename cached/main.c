@@ -91,7 +91,13 @@ static void usage(void)
 	       "    --verify             checksum every object, check on every read\n"
 	       "    --psi-stall=US       psi mode: stall microseconds per window (default 100000)\n"
 	       "    --psi-window=US      psi mode: window microseconds (default 1000000)\n"
-	       "    --psi-drop=PCT       psi mode: percent of the cache dropped per event (default 5)\n"
+	       "    --psi-policy=POLICY  psi mode: band|trigger (default band)\n"
+	       "    --psi-low=SIZE       band: give memory back below this much free (default MemTotal/8)\n"
+	       "    --psi-high=SIZE      band: take it back above this much free (default MemTotal/4)\n"
+	       "    --psi-step=PCT       band: percent of (high - low) per poll (default 20)\n"
+	       "    --psi-max=PCT        band: most percent of the cache given back (default 20)\n"
+	       "    --psi-interval=MS    band: poll interval (default 500)\n"
+	       "    --psi-drop=PCT       trigger: percent of the cache dropped per event (default 5)\n"
 	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n");
 }
 
@@ -144,7 +150,9 @@ static long parse_int(const char *opt, const char *s, long min, long max)
 
 enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
-	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX
+	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
+	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
+	OPT_PSI_INTERVAL
 };
 
 static void parse_args(int argc, char **argv)
@@ -170,6 +178,12 @@ static void parse_args(int argc, char **argv)
 		{ "psi-stall", required_argument, NULL, OPT_PSI_STALL },
 		{ "psi-window", required_argument, NULL, OPT_PSI_WINDOW },
 		{ "psi-drop", required_argument, NULL, OPT_PSI_DROP },
+		{ "psi-policy", required_argument, NULL, OPT_PSI_POLICY },
+		{ "psi-low", required_argument, NULL, OPT_PSI_LOW },
+		{ "psi-high", required_argument, NULL, OPT_PSI_HIGH },
+		{ "psi-step", required_argument, NULL, OPT_PSI_STEP },
+		{ "psi-max", required_argument, NULL, OPT_PSI_MAX },
+		{ "psi-interval", required_argument, NULL, OPT_PSI_INTERVAL },
 		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -190,6 +204,10 @@ static void parse_args(int argc, char **argv)
 	settings.psi_stall_us = 100000;
 	settings.psi_window_us = 1000000;
 	settings.psi_drop_pct = 5;
+	settings.psi_policy = PSI_BAND;
+	settings.psi_step_pct = 20;
+	settings.psi_max_pct = 20;
+	settings.psi_interval_ms = 500;
 	settings.out_max = 64ull << 20;
 	settings.prefix_delim = ':';
 	gen_defaults(&settings.gen);
@@ -274,6 +292,30 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_PSI_DROP:
 			settings.psi_drop_pct = (uint32_t)parse_int("--psi-drop", optarg, 1, 100);
+			break;
+		case OPT_PSI_POLICY:
+			if (!strcmp(optarg, "band"))
+				settings.psi_policy = PSI_BAND;
+			else if (!strcmp(optarg, "trigger"))
+				settings.psi_policy = PSI_TRIGGER;
+			else
+				die_usage("bad --psi-policy '%s' (band|trigger)", optarg);
+			break;
+		case OPT_PSI_LOW:
+		case OPT_PSI_HIGH:
+			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
+				die_usage("bad --psi-%s '%s' (a size, at least 1m)",
+					  ch == OPT_PSI_LOW ? "low" : "high", optarg);
+			*(ch == OPT_PSI_LOW ? &settings.psi_low : &settings.psi_high) = v;
+			break;
+		case OPT_PSI_STEP:
+			settings.psi_step_pct = (uint32_t)parse_int("--psi-step", optarg, 1, 100);
+			break;
+		case OPT_PSI_MAX:
+			settings.psi_max_pct = (uint32_t)parse_int("--psi-max", optarg, 1, 100);
+			break;
+		case OPT_PSI_INTERVAL:
+			settings.psi_interval_ms = (uint32_t)parse_int("--psi-interval", optarg, 10, 60000);
 			break;
 		case OPT_OUTPUT_LIMIT:
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20))

@@ -111,6 +111,10 @@ void stats_emit(struct evbuffer *out)
 	U("psi_events", s.psi_events);
 	U("psi_drops", s.psi_drops);
 	U("psi_dropped_bytes", s.psi_dropped_bytes);
+	U("psi_polls", s.psi_polls);
+	U("psi_reclaims", s.psi_reclaims);
+	U("psi_advised_bytes", s.psi_advised_bytes);
+	U("psi_free_bytes", s.psi_free_bytes);
 	U("segment_size", st.seg_size);
 	U("segments_small", st.segs_small);
 	U("segments_large", st.segs_large);
@@ -148,6 +152,13 @@ void stats_settings_emit(struct evbuffer *out)
 	U("psi_stall_us", settings.psi_stall_us);
 	U("psi_window_us", settings.psi_window_us);
 	U("psi_drop_pct", settings.psi_drop_pct);
+	evbuffer_add_printf(out, "STAT psi_policy %s\r\n",
+			    settings.psi_policy == PSI_BAND ? "band" : "trigger");
+	U("psi_low", settings.psi_low);
+	U("psi_high", settings.psi_high);
+	U("psi_step_pct", settings.psi_step_pct);
+	U("psi_max_pct", settings.psi_max_pct);
+	U("psi_interval_ms", settings.psi_interval_ms);
 	U("output_limit", settings.out_max);
 	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);

@@ -1084,6 +1084,25 @@ uint64_t store_drop_coldest(uint64_t bytes)
 	return dropped;
 }
 
+uint64_t store_give_back(uint64_t bytes)
+{
+	uint64_t dropped = 0;
+
+	warm_drain();   /* warm segments hold no data: they go first */
+	while (charged() > bytes) {
+		uint32_t s = coldest(false);
+
+		if (s == SEG_NONE)
+			break;
+		dropped += segs[s].charge;
+		stats.psi_dropped_bytes += segs[s].charge;
+		seg_lose_all(s);
+		warm_drain();
+	}
+	store_set_budget(bytes);
+	return dropped;
+}
+
 uint32_t store_spare_take(void)
 {
 	uint32_t s;

@@ -104,6 +104,11 @@ extern void (*store_spare_wanted)(void);
  * when bytes is over that. */
 int store_set_budget(uint64_t bytes);
 
+/* psi mode: lose the coldest data (rebuilt or missed, as after a purge)
+ * until the store fits bytes, then make bytes the budget (at most
+ * store_set_budget's bound).  Returns the bytes dropped. */
+uint64_t store_give_back(uint64_t bytes);
+
 /*
  * Debug check: the number of slots that the store believes are not
  * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus

@@ -42,6 +42,8 @@ run admin $PY tests/admin.py
 run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
+run psi-band $PY tests/psi.py
+run psi-band-asan env CACHED_BIN=build-asan/cached $PY tests/psi.py
 run clock-step $PY tests/clock.py
 run guest-script sh tests/guest/check-script.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
