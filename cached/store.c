@@ -1068,35 +1068,36 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 			seg_mark(s, round_up(segs[s].used, PAGE));
 }
 
+/* psi mode: lose the coldest segment's objects; its charge, 0 if none. */
+static uint64_t drop_one_coldest(void)
+{
+	uint32_t s = coldest(false);
+	uint64_t charge;
+
+	if (s == SEG_NONE)
+		return 0;
+	charge = segs[s].charge;
+	stats.psi_dropped_bytes += charge;
+	seg_lose_all(s);
+	return charge;
+}
+
 uint64_t store_drop_coldest(uint64_t bytes)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, one = 1;
 
-	while (dropped < bytes) {
-		uint32_t s = coldest(false);
-
-		if (s == SEG_NONE)
-			break;
-		dropped += segs[s].charge;
-		stats.psi_dropped_bytes += segs[s].charge;
-		seg_lose_all(s);
-	}
+	while (dropped < bytes && one)
+		dropped += one = drop_one_coldest();
 	return dropped;
 }
 
 uint64_t store_give_back(uint64_t bytes)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, one = 1;
 
 	warm_drain();   /* warm segments hold no data: they go first */
-	while (charged() > bytes) {
-		uint32_t s = coldest(false);
-
-		if (s == SEG_NONE)
-			break;
-		dropped += segs[s].charge;
-		stats.psi_dropped_bytes += segs[s].charge;
-		seg_lose_all(s);
+	while (charged() > bytes && one) {
+		dropped += one = drop_one_coldest();
 		warm_drain();
 	}
 	store_set_budget(bytes);
