@@ -25,7 +25,7 @@
 #define CACHED_VERSION "1.6.18-cached-0.1"
 #define KEY_MAX_LENGTH 250
 
-enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI };
+enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI, MODE_MADVFREE };
 /* --psi-policy: band (a free-memory band, as CacheLib's MemoryMonitor) or trigger */
 enum psi_policy { PSI_BAND, PSI_TRIGGER };
 enum origin_kind { ORIGIN_NONE, ORIGIN_GEN, ORIGIN_DIR, ORIGIN_MEMCACHE };

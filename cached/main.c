@@ -34,7 +34,9 @@
 #include "cache.h"
 #include "cached.h"
 #include "origin.h"
+#include "madvfree.h"
 #include "psi.h"
+#include "stats.h"
 #include "store.h"
 #include "thread.h"
 #include "volatile_fadvise.h"
@@ -85,7 +87,7 @@ static void usage(void)
 	       "                         turns per-prefix stats on\n"
 	       "-h, --help               this text\n"
 	       "-V, --version            print the version\n"
-	       "    --mode=MODE          volatile|pinned|psi (default volatile)\n"
+	       "    --mode=MODE          volatile|pinned|psi|madvfree (default volatile)\n"
 	       "    --idle=SECONDS       idle time before data is marked volatile (default 60)\n"
 	       "    --origin=SPEC        none|gen:OPTIONS|dir:PATH|memcache:HOST:PORT\n"
 	       "    --verify             checksum every object, check on every read\n"
@@ -265,10 +267,12 @@ static void parse_args(int argc, char **argv)
 				settings.mode = MODE_VOLATILE;
 			else if (!strcmp(optarg, "pinned"))
 				settings.mode = MODE_PINNED;
+			else if (!strcmp(optarg, "madvfree"))
+				settings.mode = MODE_MADVFREE;
 			else if (!strcmp(optarg, "psi"))
 				settings.mode = MODE_PSI;
 			else
-				die_usage("bad --mode '%s' (volatile|pinned|psi)", optarg);
+				die_usage("bad --mode '%s' (volatile|pinned|psi|madvfree)", optarg);
 			break;
 		case OPT_MEMORY_MAX:
 			settings.memory_max = (uint64_t)parse_int("--memory-max", optarg, 1, 1 << 20) << 20;
@@ -651,6 +655,16 @@ int main(int argc, char **argv)
 			settings.mode_eff = MODE_PINNED;
 		}
 	}
+	if (settings.mode == MODE_MADVFREE) {
+		if (madv_supported()) {
+			vol = true;
+			store_use_madvfree();
+		} else {
+			fprintf(stderr, "cached: this kernel has no MADV_FREE; "
+				"running in pinned mode\n");
+			settings.mode_eff = MODE_PINNED;
+		}
+	}
 	if (evthread_use_pthreads() < 0 || !(main_base = event_base_new())) {
 		fprintf(stderr, "cached: libevent initialisation failed\n");
 		return 1;
@@ -689,8 +703,7 @@ int main(int argc, char **argv)
 	clock_ev = event_new(main_base, -1, EV_PERSIST, clock_cb, NULL);
 	event_add(clock_ev, &one_sec);
 	logmsg(1, "listening (%s mode, %llu MB, %d threads)",
-	       settings.mode_eff == MODE_VOLATILE ? "volatile" :
-	       settings.mode_eff == MODE_PSI ? "psi" : "pinned",
+	       mode_name(settings.mode_eff),
 	       (unsigned long long)(settings.maxbytes >> 20), settings.num_threads);
 
 	event_base_dispatch(main_base);

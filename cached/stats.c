@@ -23,9 +23,14 @@
 
 uint64_t stat_conn_yields;
 
-static const char *mode_name(enum cache_mode m)
+const char *mode_name(enum cache_mode m)
 {
-	return m == MODE_VOLATILE ? "volatile" : m == MODE_PSI ? "psi" : "pinned";
+	static const char *const names[] = {
+		[MODE_PINNED] = "pinned", [MODE_VOLATILE] = "volatile",
+		[MODE_PSI] = "psi", [MODE_MADVFREE] = "madvfree",
+	};
+
+	return names[m];
 }
 
 #define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))

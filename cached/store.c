@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "cached.h"
+#include "madvfree.h"
 #include "volatile_fadvise.h"
 
 #ifdef VOL_FAKE
@@ -83,6 +84,36 @@ long fake_vol_query(int fd, off_t off, off_t len);
 #endif
 
 #define PAGE 4096u
+
+/*
+ * --mode madvfree keeps the values in private anonymous memory and gives
+ * idle segments up with MADV_FREE (madvfree.c); everything else in the
+ * store is the same.  These four are the only places the two differ.
+ */
+static bool madv_on;
+
+void store_use_madvfree(void)
+{
+	madv_on = true;
+}
+
+static long kern_mark(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_mark((off_t)off, (off_t)len) :
+			 vol_mark(store_fd, (off_t)off, (off_t)len);
+}
+
+static long kern_unmark(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_unmark((off_t)off, (off_t)len) :
+			 vol_unmark(store_fd, (off_t)off, (off_t)len);
+}
+
+static long kern_query(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_query((off_t)off, (off_t)len) :
+			 vol_query(store_fd, (off_t)off, (off_t)len);
+}
 
 enum seg_state {
 	SEG_FREE = 0,     /* unused slot: no pages, not volatile */
@@ -206,17 +237,25 @@ int store_init(uint64_t maxbytes, bool vol)
 	large_min = seg_size / 4;
 	nslots = 4 * ((max + seg_size - 1) / seg_size) + 8;
 	vol_enabled = vol;
-	store_fd = memfd_create("cached-values", MFD_CLOEXEC);
-	if (store_fd < 0)
-		return -1;
-	if (ftruncate(store_fd, (off_t)(nslots * seg_size)) < 0)
-		return -1;
-	store_base = mmap(NULL, nslots * seg_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, store_fd, 0);
+	if (madv_on) {
+		store_fd = -1;
+		store_base = mmap(NULL, nslots * seg_size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	} else {
+		store_fd = memfd_create("cached-values", MFD_CLOEXEC);
+		if (store_fd < 0)
+			return -1;
+		if (ftruncate(store_fd, (off_t)(nslots * seg_size)) < 0)
+			return -1;
+		store_base = mmap(NULL, nslots * seg_size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, store_fd, 0);
+	}
 	if (store_base == MAP_FAILED) {
 		store_base = NULL;
 		return -1;
 	}
+	if (madv_on && madv_init(store_base, nslots * seg_size) < 0)
+		return -1;
 	segs = calloc(nslots, sizeof(*segs));
 	warm = calloc(nslots, sizeof(*warm));
 	nwarm = 0;
@@ -240,6 +279,8 @@ void store_destroy(void)
 		munmap(store_base, nslots * seg_size);
 	if (store_fd >= 0)
 		close(store_fd);
+	if (madv_on)
+		madv_destroy();
 	free(segs);
 	free(warm);
 	warm = NULL;
@@ -262,8 +303,11 @@ static uint64_t charged(void)
 
 static void punch(uint32_t s, uint64_t len)
 {
-	fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)seg_off(s), (off_t)len);
+	if (madv_on)
+		madv_punch((off_t)seg_off(s), (off_t)len);
+	else
+		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)seg_off(s), (off_t)len);
 }
 
 /*
@@ -275,7 +319,7 @@ static void punch(uint32_t s, uint64_t len)
 static long seg_unmark(uint32_t s)
 {
 	struct seg *g = &segs[s];
-	long r = vol_unmark(store_fd, (off_t)seg_off(s), (off_t)seg_span(s));
+	long r = kern_unmark(seg_off(s), seg_span(s));
 
 	stats.unmarks++;
 	if (r < 0) {
@@ -302,7 +346,7 @@ static int seg_mark(uint32_t s, uint64_t len)
 	assert(g->state == SEG_SEALED || g->state == SEG_LARGE ||
 	       g->state == SEG_WARM);
 	assert(!__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE));
-	if (vol_mark(store_fd, (off_t)seg_off(s), (off_t)len) < 0) {
+	if (kern_mark(seg_off(s), len) < 0) {
 		stats.mark_failures++;
 		return -1;
 	}
@@ -1162,7 +1206,7 @@ long store_audit(void)
 		if (g->state == SEG_CONT)
 			continue;
 		if (!seg_marked(g) &&
-		    vol_query(store_fd, (off_t)seg_off(s), (off_t)(n * seg_size)) != 0)
+		    kern_query(seg_off(s), (uint64_t)n * seg_size) != 0)
 			bad++;
 		if (seg_holds(g) || g->state == SEG_ZOMBIE) {
 			used += g->charge;

@@ -33,6 +33,10 @@ extern int store_fd;
  */
 int store_init(uint64_t maxbytes, bool vol);
 
+/* Before store_init: --mode madvfree (private anonymous memory, MADV_FREE
+ * with a cookie word per page; madvfree.c) instead of a memfd. */
+void store_use_madvfree(void);
+
 /* Release the memfd and tables (tests). */
 void store_destroy(void);
 

@@ -28,10 +28,14 @@
  *    the index, reported once (the key is then absent); quiet mode hides
  *    the miss either way.
  *
- *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
+ *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L] [-M]
  *
  * -b checks only the bytes served (no audit, no lost-key semantics),
- * -L all but the lost-key semantics.
+ * -L all but the lost-key semantics.  -M runs the store of --mode
+ * madvfree (private anonymous memory, MADV_FREE, a cookie per page) with
+ * the kernel's side played by madvfree.c's test hooks: single pages of
+ * marked segments freed at any moment, between commands and inside the
+ * store's marks and unmarks, and marks that fail with ENOMEM.
  * Prints the first failure of each failing seed and "N passed, N failed"
  * (one per seed).
  */
@@ -52,6 +56,7 @@
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
+#include "madvfree.h"
 #include "tests/fake_kernel.h"
 
 struct settings settings;
@@ -92,6 +97,7 @@ static uint64_t rs;
 static int verbose;
 static int bytes_only;   /* -b: check only the bytes served */
 static int no_lost;      /* -L: no lost-key semantics checks */
+static int madvfree;     /* -M: the store of --mode madvfree */
 static char failmsg[512];
 static long failop;
 static long op_no;
@@ -574,6 +580,8 @@ static int run_seed(uint64_t seed, long ops)
 	fake_reset();
 	fake_chaos(below(4) ? 30 + below(100) : 0, below(2) ? below(150) : 0,
 		   below(4) ? 50 + below(300) : 0, rnd());
+	if (madvfree)
+		madv_chaos(below(4) ? 30 + below(200) : 0, below(2) ? below(150) : 0, rnd());
 	failmsg[0] = 0;
 	nheld = 0;
 	if (cache_init(settings.maxbytes, true) < 0) {
@@ -610,11 +618,20 @@ static int run_seed(uint64_t seed, long ops)
 			current_time += below(4) ? 1 : 1 + below(15);
 			store_tick(current_time, (uint32_t)settings.idle_secs);
 		} else if (c < 840) {
-			fake_purge_oldest();
+			if (madvfree)
+				madv_discard_random(rnd());
+			else
+				fake_purge_oldest();
 		} else if (c < 860) {
-			fake_purge_random(rnd());
+			if (madvfree)
+				madv_discard_random(rnd());
+			else
+				fake_purge_random(rnd());
 		} else if (c < 863) {
-			fake_purge_all();
+			if (madvfree)
+				madv_discard_all();
+			else
+				fake_purge_all();
 		} else if (c < 866) {
 			/* cache_memlimit: shrink to 1/2..1 of -m, or back, or
 			 * grow up to --memory-max */
@@ -682,7 +699,7 @@ int main(int argc, char **argv)
 	long seeds = 50, ops = 4000;
 	int opt, pass = 0, fail = 0;
 
-	while ((opt = getopt(argc, argv, "s:n:o:vbL")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:o:vbLM")) != -1) {
 		switch (opt) {
 		case 's':
 			first = strtoull(optarg, NULL, 0);
@@ -702,8 +719,12 @@ int main(int argc, char **argv)
 		case 'L':
 			no_lost = 1;
 			break;
+		case 'M':
+			madvfree = 1;
+			store_use_madvfree();
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L]\n",
+			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L] [-M]\n",
 				argv[0]);
 			return 64;
 		}

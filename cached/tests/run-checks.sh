@@ -26,6 +26,8 @@ run unit tests/unit
 run unit-asan build-asan/unit
 run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
 run fuzz-store-asan build-asan/fuzz_store -s 100001 -n 60 -o 4000
+run fuzz-store-madvfree tests/fuzz_store -M -s 1 -n 100 -o 4000
+run fuzz-store-madvfree-asan build-asan/fuzz_store -M -s 200001 -n 40 -o 4000
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
