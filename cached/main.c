@@ -32,7 +32,7 @@
 #include <event2/thread.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "origin.h"
 #include "psi.h"
 #include "store.h"

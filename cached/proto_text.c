@@ -40,7 +40,7 @@
 
 #include <event2/buffer.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "origin.h"
 #include "stats.h"
 #include "thread.h"

@@ -12,7 +12,7 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
 
 struct settings settings;

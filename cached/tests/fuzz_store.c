@@ -47,7 +47,7 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "proto.h"
 #include "stats.h"
