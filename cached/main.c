@@ -41,29 +41,7 @@
 
 #define EX_USAGE 64
 
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
 static struct event_base *main_base;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (settings.verbose < level)
-		return;
-	va_start(ap, fmt);
-	fprintf(stderr, "cached: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void usage(void)
 {

@@ -54,21 +54,6 @@
 #include "store.h"
 #include "tests/fake_kernel.h"
 
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
-
 #define NKEYS 160
 #define MAXHELD 8
 
@@ -682,6 +667,7 @@ int main(int argc, char **argv)
 	long seeds = 50, ops = 4000;
 	int opt, pass = 0, fail = 0;
 
+	log_silence();
 	while ((opt = getopt(argc, argv, "s:n:o:vbL")) != -1) {
 		switch (opt) {
 		case 's':
