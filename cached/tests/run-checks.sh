@@ -22,6 +22,7 @@ run() {
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+run layers $PY tests/layers.py
 run unit tests/unit
 run unit-asan build-asan/unit
 run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
