@@ -44,7 +44,7 @@ run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
 run clock-step $PY tests/clock.py
-run guest-script sh tests/guest/check-script.sh
+run guest-script sh tests/guest-job.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus
 run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \
