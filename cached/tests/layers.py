@@ -40,10 +40,10 @@ LAYERS = [
     ("cache", ["cache", "origin", "psi"],
      "item semantics; where lost values come from; the PSI policy"),
     ("stats", ["stats"], "the stats replies, read from the layers below"),
-    ("connections", ["proto", "proto_text", "proto_meta", "proto_admin",
-                     "thread", "upstream"],
-     "workers, connections, text/meta/admin protocol, upstream origin"),
-    ("main", ["main"], "options, start-up, accept, timers, shutdown"),
+    ("connections", ["listen", "thread", "proto", "proto_text", "proto_meta",
+                     "proto_admin", "upstream"],
+     "accept, workers, connections, protocols, upstream origin"),
+    ("main", ["main"], "options, start-up, timers, signals, shutdown"),
 ]
 LAYER_OF = {m: i for i, (_, mods, _) in enumerate(LAYERS) for m in mods}
 INCLUDE_DIRS = [CACHED, os.path.join(CACHED, "lib")]
