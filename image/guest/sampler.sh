@@ -50,7 +50,7 @@ stats=$(mktemp /tmp/sampler-stats.XXXXXX) || exit 1
 trap 'rm -f "$stats"' EXIT
 
 DAEMON_STATS="cmd_get get_hits get_misses origin_fetches rebuilds purged_objects purge_misses volatile_bytes volatile_ranges curr_items bytes evictions psi_events psi_dropped_bytes"
-echo "t,phase,mem_available_kb,mem_free_kb,shmem_kb,volatile_kb,purged_ranges,purged_pages,oom_kill,psi_some_us,psi_full_us,daemon_up,$(echo $DAEMON_STATS | tr ' ' ','),stress_procs,stress_rss_kb,swap_used_kb,pswpout,pswpin,cg_daemon_kb,psi_some_avg10,cached_purged_ranges" >"$out"
+echo "t,phase,mem_available_kb,mem_free_kb,shmem_kb,volatile_kb,purged_ranges,purged_pages,oom_kill,psi_some_us,psi_full_us,daemon_up,$(echo "$DAEMON_STATS" | tr ' ' ','),stress_procs,stress_rss_kb,swap_used_kb,pswpout,pswpin,cg_daemon_kb,psi_some_avg10,cached_purged_ranges" >"$out"
 
 sample() {
 	t=$(cut -d' ' -f1 /proc/uptime)
