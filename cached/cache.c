@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "store.h"
 
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30)

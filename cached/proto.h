@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 
 struct event;
 struct evbuffer;

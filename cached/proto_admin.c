@@ -17,7 +17,7 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "stats.h"
 #include "store.h"
 

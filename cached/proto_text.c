@@ -40,7 +40,7 @@
 
 #include <event2/buffer.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "origin.h"
 #include "stats.h"
 #include "thread.h"
@@ -51,8 +51,6 @@
 /* ---- buffers ---------------------------------------------------------- */
 
 /* Bytes of connection read buffers and fetched values (stat conn_buffer_bytes). */
-uint64_t stat_conn_buffer_bytes;
-
 static void count_buffer(int64_t delta)
 {
 	__atomic_fetch_add(&stat_conn_buffer_bytes, (uint64_t)delta, __ATOMIC_RELAXED);

@@ -42,7 +42,7 @@
 
 #include <event2/event.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "store.h"
 
 static int psi_fd = -1, ep_fd = -1;

@@ -69,7 +69,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "madvfree.h"
 #include "volatile_fadvise.h"
 

@@ -26,7 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
 #include "upstream.h"
 

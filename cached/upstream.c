@@ -50,7 +50,7 @@
 #include <event2/event.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
 #include "store.h"
 #include "thread.h"

@@ -51,28 +51,13 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
 #include "madvfree.h"
 #include "tests/fake_kernel.h"
-
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 #define NKEYS 160
 #define MAXHELD 8
@@ -699,6 +684,7 @@ int main(int argc, char **argv)
 	long seeds = 50, ops = 4000;
 	int opt, pass = 0, fail = 0;
 
+	log_silence();
 	while ((opt = getopt(argc, argv, "s:n:o:vbLM")) != -1) {
 		switch (opt) {
 		case 's':

@@ -22,6 +22,7 @@ run() {
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+run layers $PY tests/layers.py
 run unit tests/unit
 run unit-asan build-asan/unit
 run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
@@ -47,7 +48,7 @@ run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.p
 run psi-band $PY tests/psi.py
 run psi-band-asan env CACHED_BIN=build-asan/cached $PY tests/psi.py
 run clock-step $PY tests/clock.py
-run guest-script sh tests/guest/check-script.sh
+run guest-script sh tests/guest-job.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus
 run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \

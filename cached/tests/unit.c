@@ -14,7 +14,7 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "origin.h"
 #include "proto.h"
@@ -22,21 +22,6 @@
 #include "stats.h"
 #include "store.h"
 #include "tests/fake_kernel.h"
-
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 static int failures, checks;
 
@@ -978,6 +963,7 @@ static void test_psi_band(void)
 
 int main(void)
 {
+	log_silence();
 	test_index();
 	test_semantics();
 	test_eviction();

@@ -1,5 +1,5 @@
 #!/bin/sh
-# volatile.sh - guest test of cached on the kernel with volatile ranges.
+# cached-volatile.sh - guest test of cached on the kernel with volatile ranges.
 #
 # Runs as root in the QEMU guest (busybox applets, /usr/bin/cached,
 # /usr/bin/mcclient, maybe /usr/bin/stress-ng; ~512 MiB RAM, no swap):

@@ -1,5 +1,6 @@
 /*
- * cached.h - shared declarations of the cache daemon.
+ * daemon.h - what every part of the daemon shares: settings, counters,
+ * cache_lock, the clock and logging (defined in daemon.c).
  *
  * Design: one process, one libevent event_base per worker thread (the
  * memcached model) plus the main thread, which accepts connections, hands
@@ -11,8 +12,8 @@
  * system call on the hot path, no origin fetch).  Settings are written
  * once at start-up.
  */
-#ifndef CACHED_H
-#define CACHED_H
+#ifndef DAEMON_H
+#define DAEMON_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -147,6 +148,9 @@ extern uint32_t process_started;
 /* Log a line to stderr when settings.verbose >= level. */
 void logmsg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Make logmsg print nothing from now on (the test harnesses). */
+void log_silence(void);
 
 static inline uint64_t now_usec(void)
 {
