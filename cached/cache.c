@@ -31,7 +31,7 @@ int cache_init(uint64_t maxbytes, bool vol)
 /* Absolute expiry as memcached computes it (see cache.h). */
 uint32_t cache_exptime(int64_t e)
 {
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 
 	if (e < 0)
 		return 1;           /* in the past: expired at once */
@@ -84,7 +84,7 @@ struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 	struct item *it = index_find(key, nkey, hv);
 
 	*expired = false;
-	if (it && dead(it, current_time, expired)) {
+	if (it && dead(it, clock_secs(), expired)) {
 		/* as memcached, for every command that looks a key up */
 		if (*expired)
 			stats.get_expired++;
@@ -100,9 +100,9 @@ bool cache_readable(struct item *it)
 {
 	if (it->state != ITEM_OK)
 		return false;
-	if (store_prepare_read(it, current_time) != 0)
+	if (store_prepare_read(it, clock_secs()) != 0)
 		return false;
-	it->atime = current_time;
+	it->atime = clock_secs();
 	if (settings.verify &&
 	    cache_csum(store_ptr(it->off), it->vlen + 2) != it->csum) {
 		stats.verify_errors++;
@@ -176,7 +176,7 @@ static struct item *insert_new(const char *key, size_t nkey, uint32_t hv,
 		return NULL;
 	it->flags = flags;
 	it->exptime = exptime;
-	it->atime = it->mtime = current_time;
+	it->atime = it->mtime = clock_secs();
 	it->cas = next_cas++;
 	if (old)
 		store_forget(old);   /* first: its space can be reused */
@@ -204,7 +204,7 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 	switch (cmd) {
 	case CMD_ADD:
 		if (old) {
-			old->atime = current_time;
+			old->atime = clock_secs();
 			return R_NOT_STORED;
 		}
 		break;
@@ -273,7 +273,7 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 			return NULL;
 		}
 		it->cas = next_cas++;
-		it->atime = current_time;
+		it->atime = clock_secs();
 		return it;
 	}
 	if (it)
@@ -346,7 +346,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 		memcpy(p, buf, res);
 		memset(p + res, ' ', it->vlen - res);
 		it->cas = next_cas++;
-		it->mtime = current_time;
+		it->mtime = clock_secs();
 		if (settings.verify)
 			it->csum = cache_csum(p, it->vlen + 2);
 		return D_OK;
@@ -381,7 +381,7 @@ bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 	if (!it)
 		return false;
 	it->exptime = exptime;
-	it->atime = current_time;
+	it->atime = clock_secs();
 	return true;
 }
 
@@ -396,7 +396,7 @@ void cache_flush(int32_t delay)
 		 */
 		oldest_live = cache_exptime(delay) - 1;
 		/* memcached takes a cas unique for a flush that acts at once */
-		if (oldest_live && oldest_live <= current_time)
+		if (oldest_live && oldest_live <= clock_secs())
 			next_cas++;
 		return;
 	}

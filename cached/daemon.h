@@ -141,9 +141,24 @@ extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
-/* Wall clock in seconds, refreshed by the main thread's timer. */
-extern volatile uint32_t current_time;
+/*
+ * Wall clock in seconds, refreshed by the main thread's timer and read by
+ * every thread: through clock_secs() and clock_set(), relaxed atomics (a
+ * reader may see the previous second, never a torn value).  Single-threaded
+ * tests may assign current_time directly.
+ */
+extern uint32_t current_time;
 extern uint32_t process_started;
+
+static inline uint32_t clock_secs(void)
+{
+	return __atomic_load_n(&current_time, __ATOMIC_RELAXED);
+}
+
+static inline void clock_set(uint32_t t)
+{
+	__atomic_store_n(&current_time, t, __ATOMIC_RELAXED);
+}
 
 /* Log a line to stderr when settings.verbose >= level. */
 void logmsg(int level, const char *fmt, ...)

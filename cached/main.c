@@ -323,7 +323,7 @@ static void parse_args(int argc, char **argv)
  * The daemon's clock, as memcached keeps it: the wall-clock second at
  * start plus the monotonic seconds since.  A step of the wall clock (NTP,
  * an operator) then neither expires every item nor makes all data idle at
- * once (idle ages and expiry both read current_time).
+ * once (idle ages and expiry both read the clock seconds).
  */
 static struct timespec mono_start;
 static uint32_t wall_start;
@@ -343,9 +343,9 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 
-	current_time = clock_now();
+	clock_set(clock_now());
 	cache_wrlock();
-	store_tick(current_time, (uint32_t)settings.idle_secs);
+	store_tick(clock_secs(), (uint32_t)settings.idle_secs);
 	cache_unlock();
 }
 
@@ -440,7 +440,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	wall_start = (uint32_t)time(NULL);
 	clock_gettime(CLOCK_MONOTONIC, &mono_start);
-	current_time = process_started = wall_start;
+	process_started = wall_start;
+	clock_set(wall_start);
 	process_started -= 2;   /* as memcached: absolute times <= start are past */
 
 	settings.mode_eff = settings.mode;

@@ -148,6 +148,12 @@ void out_commit(struct conn *c);
 #define MF_BINKEY   0x08   /* stored with a base64 key (k prints it so) */
 #define MF_PURGED   0x10   /* placeholder of a key whose bytes were lost */
 
+/* The fetched flag under the shared lock (see item_atime, index.h). */
+static inline bool item_fetched(const struct item *it)
+{
+	return __atomic_load_n(&it->mflags, __ATOMIC_RELAXED) & MF_FETCHED;
+}
+
 /* Note that an item was read, as memcached's ITEM_FETCHED; any lock. */
 static inline void item_mark_fetched(struct item *it)
 {

@@ -67,9 +67,9 @@ static void dump_one(struct item *it, void *arg)
 	evbuffer_add_printf(m->out,
 			    "key=%s exp=%ld la=%llu cas=%llu fetch=%s cls=%u size=%lu\n",
 			    key, it->exptime == 0 ? -1L : (long)it->exptime,
-			    (unsigned long long)it->atime,
+			    (unsigned long long)item_atime(it),
 			    (unsigned long long)it->cas,
-			    it->mflags & MF_FETCHED ? "yes" : "no", cls,
+			    item_fetched(it) ? "yes" : "no", cls,
 			    (unsigned long)ntotal);
 }
 
@@ -77,7 +77,7 @@ static void dump_one(struct item *it, void *arg)
 static void metadump(struct conn *c, char *which)
 {
 	bool classes[MAX_SLAB_CLASS] = { false };
-	struct metadump m = { .now = current_time };
+	struct metadump m = { .now = clock_secs() };
 
 	if (evbuffer_get_length(c->out)) {
 		out_string(c, "ERROR cannot pipeline other commands before metadump");
@@ -163,7 +163,8 @@ void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens)
 	cache_wrlock();
 	r = store_set_budget((uint64_t)mb << 20);
 	if (r == 0)
-		settings.maxbytes = (uint64_t)mb << 20;
+		__atomic_store_n(&settings.maxbytes, (uint64_t)mb << 20,
+				 __ATOMIC_RELAXED);
 	cache_unlock();
 	if (r == 0) {
 		logmsg(1, "maxbytes adjusted to %um", mb);

@@ -396,7 +396,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	const char *errstr = "CLIENT_ERROR bad command line format";
 	char line[META_LINE_MAX], *p = line;
 	bool created = false, won = false, ttl_set = false, purged = false;
-	uint32_t lost_exptime = 0, hv, now = current_time, prev_atime = 0;
+	uint32_t lost_exptime = 0, hv, now = clock_secs(), prev_atime = 0;
 	uint8_t prev_mflags = 0;
 	struct item *it;
 	const char *key;
@@ -1005,7 +1005,7 @@ flags:
 					memcpy(p, "-1", 2);
 					p += 2;
 				} else {
-					p = put_u64(p, (uint32_t)(it->exptime - current_time));
+					p = put_u64(p, (uint32_t)(it->exptime - clock_secs()));
 				}
 				break;
 			case 'T':
@@ -1063,7 +1063,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 	size_t nkey = tokens[1].length;
 	struct item *it;
 	bool expired;
-	uint32_t hv, now = current_time, atime;
+	uint32_t hv, now = clock_secs(), atime;
 
 	if (ntokens < 3 || tokens[1].length > KEY_MAX_LENGTH) {
 		out_err(c, "CLIENT_ERROR bad command line format");

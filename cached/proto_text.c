@@ -414,7 +414,7 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 static bool get_fast(struct conn *c, const char *key, size_t nkey,
 		     uint32_t hv, bool ret_cas)
 {
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 	struct item *it;
 	bool served = false;
 
@@ -977,7 +977,7 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	const char *cmd;
 	char first;
 
-	c->last_cmd = current_time;
+	c->last_cmd = clock_secs();
 	if (ntokens < 2 || tokens[0].length < 2) {
 		out_string(c, "ERROR");
 		return CMD_DONE;

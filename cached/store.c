@@ -619,7 +619,7 @@ static void seg_evict(uint32_t s)
 
 	g->pinned = 1;
 	while ((it = g->items)) {
-		if (!it->exptime || it->exptime > current_time)
+		if (!it->exptime || it->exptime > clock_secs())
 			stats.evictions++;
 		store_forget(it);
 	}
@@ -728,7 +728,7 @@ static void seg_open(uint32_t s, bool large, uint32_t n, uint64_t charge)
 	g->large = large;
 	g->nslots = n;
 	g->charge = charge;
-	g->atime = current_time;
+	g->atime = clock_secs();
 	for (uint32_t i = 1; i < n; i++) {
 		assert(segs[s + i].state == SEG_FREE);
 		segs[s + i].state = SEG_CONT;
@@ -899,7 +899,7 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 	*seg = active;
 	*off = seg_off(active) + segs[active].used;
 	segs[active].used += need;
-	segs[active].atime = current_time;
+	segs[active].atime = clock_secs();
 	return 0;
 }
 

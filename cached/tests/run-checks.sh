@@ -48,6 +48,7 @@ run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.p
 run psi-band $PY tests/psi.py
 run psi-band-asan env CACHED_BIN=build-asan/cached $PY tests/psi.py
 run clock-step $PY tests/clock.py
+run tsan $PY tests/tsan.py ${TSAN_SECONDS:-12}
 run guest-script sh tests/guest-job.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus
