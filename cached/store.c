@@ -69,6 +69,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "cached.h"
 #include "volatile_fadvise.h"
 
@@ -111,6 +112,7 @@ struct seg {
 	uint64_t live;      /* bytes of linked items, as appended (small) */
 	uint32_t nitems;
 	uint32_t atime;
+	uint32_t dead_by;   /* latest expiry of its items (a hint), 0 = none */
 	struct item *items;
 };
 
@@ -123,7 +125,7 @@ static uint32_t active = SEG_NONE;
 static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
 static bool vol_enabled;
-static uint32_t cursor;
+static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
 
 /*
  * Freed small segments are kept "warm" on a stack instead of being punched
@@ -227,7 +229,7 @@ int store_init(uint64_t maxbytes, bool vol)
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
 	nspare = nspare_out = 0;
-	cursor = 0;
+	cursor = reap_cursor = compact_cursor = 0;
 	lost_head = lost_tail = NULL;
 	lost_count = lost_bytes = 0;
 	return 0;
@@ -508,6 +510,10 @@ void store_link(struct item *it)
 		g->items->sprev = it;
 	g->items = it;
 	g->nitems++;
+	if (!it->exptime)
+		g->dead_by = UINT32_MAX;
+	else if (it->exptime > g->dead_by)
+		g->dead_by = it->exptime;
 	g->live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
@@ -819,6 +825,119 @@ static void store_clean(void)
 	}
 }
 
+/*
+ * Expired items.  memcached reuses the memory of an expired item when it
+ * allocates (it looks at the tail of the LRU first), so a client that
+ * stores values with a TTL and then new keys sees its memory stay flat
+ * (memcached's t/issue_14.t).  Here an expired item kept its bytes until
+ * its key was looked up again, and the store opened a new segment beside
+ * them.  So before the store takes another segment:
+ *
+ *  - the full active segment forgets its dead items, and when at most
+ *    half of it is then live and no reply points into it, its live
+ *    objects slide down to its start (one memmove each, in offset order)
+ *    and appending goes on in the same pages (active_slide);
+ *  - segments whose items have all expired (per dead_by, a hint that a
+ *    later touch may leave stale, which costs one scan that corrects it)
+ *    forget their items and come free, to be reused first (reap_dead).
+ *
+ * An item counts as dead here only a second after it expired (or after a
+ * delayed flush_all took it): a caller that found it alive under the lock
+ * may hold it, and the clock moves at most one second during a lock hold.
+ */
+#define REAP_SCAN 16384   /* items looked at per reap_dead: bounds the lock hold */
+
+static bool reapable(const struct item *it)
+{
+	return current_time > 1 && !cache_alive(it, current_time - 1);
+}
+
+/*
+ * Forget the dead items of s and note the latest expiry of the rest.
+ * Frees s when it empties (unless it is the active one).  Returns the
+ * number of items looked at.
+ */
+static uint32_t seg_reap(uint32_t s)
+{
+	struct seg *g = &segs[s];
+	struct item *it, *next;
+	uint32_t seen = g->nitems;
+
+	assert(seg_holds(g) && !g->pinned);
+	g->pinned = 1;
+	g->dead_by = 0;
+	for (it = g->items; it; it = next) {
+		next = it->snext;
+		if (reapable(it))
+			store_forget(it);
+		else if (!it->exptime)
+			g->dead_by = UINT32_MAX;
+		else if (it->exptime > g->dead_by)
+			g->dead_by = it->exptime;
+	}
+	g->pinned = 0;
+	if (!g->nitems && s != active)
+		seg_free(s);
+	return seen;
+}
+
+/*
+ * Free segments whose items have all been dead for a second, until one
+ * came free or REAP_SCAN items were looked at.
+ */
+static void reap_dead(void)
+{
+	uint32_t seen = 0;
+
+	for (uint64_t n = 0; n < nslots && seen < REAP_SCAN; n++) {
+		uint32_t s = reap_cursor;
+		struct seg *g = &segs[s];
+
+		if (++reap_cursor >= nslots)
+			reap_cursor = 0;
+		if (s == active || !seg_holds(g) || g->pinned || !g->nitems ||
+		    g->dead_by >= current_time)
+			continue;
+		seen += seg_reap(s);
+		if (!seg_holds(g))
+			return;
+	}
+}
+
+/*
+ * The active segment is full: reuse its dead bytes in place when at most
+ * half of it is live once its dead items are gone.  Returns true when
+ * need bytes now fit at its end.
+ */
+static bool active_slide(uint64_t need)
+{
+	struct seg *g = &segs[active];
+	struct item *it, *last = NULL;
+	uint64_t pos;
+
+	if (g->pinned || __atomic_load_n(&g->refs, __ATOMIC_ACQUIRE))
+		return false;
+	seg_reap(active);
+	if (g->live * 2 > seg_size || g->live + need > seg_size)
+		return false;
+	/* appended at the head of the list: offsets descend from it */
+	for (it = g->items; it; it = it->snext) {
+		if (last && it->off >= last->off)
+			return false;
+		last = it;
+	}
+	pos = seg_off(active);
+	for (it = last; it; it = it->sprev) {
+		if (it->off != pos)
+			memmove(store_ptr(pos), store_ptr(it->off), it->vlen + 2);
+		it->off = pos;
+		pos += round_up(it->vlen + 2, 8);
+	}
+	g->used = pos - seg_off(active);
+	assert(g->used == g->live);
+	return true;
+}
+
 int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 {
 	uint64_t need = round_up(len, 8);
@@ -830,6 +949,8 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 
 		if (bytes > budget || n > nslots)
 			return -1;
+		if (!cleaning)
+			reap_dead();
 		s = seg_new(true, n, bytes);
 		if (s == SEG_NONE)
 			return -1;
@@ -839,10 +960,14 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 		return 0;
 	}
 	if (active == SEG_NONE || segs[active].used + need > seg_size) {
+		if (active != SEG_NONE && !cleaning && active_slide(need))
+			goto append;
 		if (active != SEG_NONE)
 			seg_seal(active);
-		if (!cleaning)
+		if (!cleaning) {
+			reap_dead();
 			store_clean();   /* may open a new active segment */
+		}
 		if (active == SEG_NONE || segs[active].used + need > seg_size) {
 			if (active != SEG_NONE)
 				seg_seal(active);
@@ -851,6 +976,7 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 		if (active == SEG_NONE)
 			return -1;
 	}
+append:
 	assert(segs[active].state == SEG_ACTIVE);
 	*seg = active;
 	*off = seg_off(active) + segs[active].used;
@@ -973,7 +1099,6 @@ bool store_touch_hot(struct item *it, uint32_t now)
 #define COMPACT_HOT 8
 #define COMPACT_MAX 16          /* segments per tick: bounds the lock hold */
 #define COMPACT_SCAN 16384      /* objects looked at per tick, likewise */
-static uint32_t compact_cursor;
 
 static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 {
