@@ -1,9 +1,11 @@
 /*
  * store.c - values in one memfd, cut into page-aligned segments.
  *
- * The memfd is a sparse file of nslots slots of seg_size bytes (4x the
- * budget, so large objects always find contiguous room); only bytes
- * written cost memory, and freeing a range punches a hole.
+ * The memfd is a sparse file of slots of seg_size bytes (4x the budget,
+ * so large objects always find contiguous room); only bytes written cost
+ * memory, and freeing a range punches a hole.  It is reserved for the
+ * largest budget cache_memlimit may set (--memory-max); the slots in use
+ * (nslots) follow the largest budget set so far.
  *
  *  - Small values (<= seg_size/4) are appended to the active segment,
  *    8-byte aligned.  A segment is the unit of volatility and eviction.
@@ -121,6 +123,7 @@ int store_fd = -1;
 
 static struct seg *segs;
 static uint64_t nslots, seg_size, budget, large_min;
+static uint64_t slots_max;   /* slots reserved: memfd, mapping, tables */
 static uint32_t active = SEG_NONE;
 static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
@@ -188,14 +191,22 @@ static bool seg_marked(const struct seg *g)
 	       g->state == SEG_QUARANTINE;
 }
 
+/* Slots for a budget: 4x its bytes, and a few for large objects. */
+static uint64_t slots_for(uint64_t bytes)
+{
+	return 4 * ((bytes + seg_size - 1) / seg_size) + 8;
+}
+
 /*
  * Create memfd, size it, map it, allocate the segment table.  The memfd,
- * the mapping and the table are sized for the largest budget the store
- * may get (--memory-max, at least maxbytes): 4x that many bytes of slots,
- * so that cache_memlimit can grow the budget up to it.  The memfd is
- * sparse and the mapping costs address space only; the table costs
- * sizeof(struct seg) + 4 bytes per slot, and the slot scans (eviction,
- * ticks) grow with it.  Segment size follows the starting budget.
+ * the mapping and the table are reserved for the largest budget the
+ * store may get (--memory-max, at least maxbytes), so that cache_memlimit
+ * can grow the budget up to it without moving anything a reply points
+ * into.  The reservation costs address space only: the memfd is sparse,
+ * and the table (sizeof(struct seg) + 4 bytes per slot) is calloc'ed
+ * pages that stay untouched until a slot is used.  The slot scans
+ * (eviction, ticks) cover nslots, the slots of the largest budget set so
+ * far.  Segment size follows the starting budget.
  */
 int store_init(uint64_t maxbytes, bool vol)
 {
@@ -206,21 +217,22 @@ int store_init(uint64_t maxbytes, bool vol)
 	while (seg_size > 64 * 1024 && seg_size * 16 > maxbytes)
 		seg_size >>= 1;
 	large_min = seg_size / 4;
-	nslots = 4 * ((max + seg_size - 1) / seg_size) + 8;
+	slots_max = slots_for(max);
+	nslots = slots_for(maxbytes);
 	vol_enabled = vol;
 	store_fd = memfd_create("cached-values", MFD_CLOEXEC);
 	if (store_fd < 0)
 		return -1;
-	if (ftruncate(store_fd, (off_t)(nslots * seg_size)) < 0)
+	if (ftruncate(store_fd, (off_t)(slots_max * seg_size)) < 0)
 		return -1;
-	store_base = mmap(NULL, nslots * seg_size, PROT_READ | PROT_WRITE,
+	store_base = mmap(NULL, slots_max * seg_size, PROT_READ | PROT_WRITE,
 			  MAP_SHARED, store_fd, 0);
 	if (store_base == MAP_FAILED) {
 		store_base = NULL;
 		return -1;
 	}
-	segs = calloc(nslots, sizeof(*segs));
-	warm = calloc(nslots, sizeof(*warm));
+	segs = calloc(slots_max, sizeof(*segs));
+	warm = calloc(slots_max, sizeof(*warm));
 	nwarm = 0;
 	if (!segs || !warm)
 		return -1;
@@ -239,7 +251,7 @@ int store_init(uint64_t maxbytes, bool vol)
 void store_destroy(void)
 {
 	if (store_base)
-		munmap(store_base, nslots * seg_size);
+		munmap(store_base, slots_max * seg_size);
 	if (store_fd >= 0)
 		close(store_fd);
 	free(segs);
@@ -1312,18 +1324,20 @@ void store_get_stats(struct store_stats *st)
 }
 
 /*
- * cache_memlimit: a new budget.  The memfd was sized for --memory-max
- * (-m without it), so the budget may shrink and grow up to that, not
- * beyond.  Shrinking evicts the coldest data until the rest fits and
- * punches out the warm segments, so the memory goes back to the system
- * at once.
+ * cache_memlimit: a new budget.  The memfd was reserved for --memory-max,
+ * so the budget may shrink and grow up to that, not beyond; growing puts
+ * more of the reserved slots in use.  Shrinking evicts the coldest data
+ * until the rest fits and punches out the warm segments, so the memory
+ * goes back to the system at once (the slots stay in use, empty).
  */
 int store_set_budget(uint64_t bytes)
 {
-	uint64_t cap = (nslots - 8) / 4 * seg_size;
+	uint64_t cap = (slots_max - 8) / 4 * seg_size;
 
 	if (bytes > cap)
 		return -1;
+	if (slots_for(bytes) > nslots)
+		nslots = slots_for(bytes);   /* reserved slots are FREE (zeroed) */
 	budget = bytes;
 	while (charged() > budget && make_room() == 0)
 		;
