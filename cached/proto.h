@@ -168,6 +168,7 @@ static inline void item_mark_fetched(struct item *it)
 /* lru_crawler and cache_memlimit (proto_admin.c). */
 void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
+void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
 
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);

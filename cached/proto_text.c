@@ -1078,6 +1078,8 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		process_memlimit(c, tokens, ntokens);
 	} else if (!strcmp(cmd, "lru_crawler")) {
 		process_lru_crawler(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "slabs")) {
+		process_slabs(c, tokens, ntokens);
 	} else if (tokens[ntokens - 2].value &&
 		   !strncmp(tokens[ntokens - 2].value, "HTTP/", 5)) {
 		return CMD_CLOSE;
