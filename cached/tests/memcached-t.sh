@@ -122,7 +122,8 @@ for f in $files; do
 		fi
 	else
 		echo "FAIL $f"
-		$list || grep -E '^not ok|^#' "$log" | head -20 | sed 's/^/    /'
+		# (a file that dies before its first check prints none of these)
+		$list || { grep -E '^not ok|^#' "$log" || true; } | head -20 | sed 's/^/    /'
 		fail=$((fail + 1))
 	fi
 	reap
