@@ -25,6 +25,7 @@ int cache_init(uint64_t maxbytes, bool vol)
 {
 	if (index_init(16) < 0)
 		return -1;
+	store_item_alive = cache_alive;
 	return store_init(maxbytes, vol);
 }
 

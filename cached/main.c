@@ -50,7 +50,7 @@ static void usage(void)
 	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
 	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
 	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
-	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default -m)\n"
+	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default: physical memory)\n"
 	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
 	       "-t, --threads=N          worker threads (default 4)\n"
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
@@ -311,6 +311,9 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
+	if (!settings.memory_max)   /* cache_memlimit as in memcached */
+		settings.memory_max = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				      (uint64_t)sysconf(_SC_PAGESIZE);
 	if (settings.memory_max < settings.maxbytes)
 		settings.memory_max = settings.maxbytes;
 	if (settings.item_size_max > settings.maxbytes)

@@ -11,7 +11,10 @@
  */
 #include "proto.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -172,4 +175,49 @@ void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens)
 	} else {
 		out_string(c, "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust");
 	}
+}
+
+/* memcached's safe_strtod: a number, then nothing or a space. */
+static bool safe_strtod(const char *str, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(str, &end);
+	if (errno == ERANGE || end == str || (*end && !isspace((unsigned char)*end)))
+		return false;
+	*out = d;
+	return true;
+}
+
+/*
+ * slabs automove 0|1|2 and slabs automove ratio R, with memcached's
+ * replies (memcached-tool and its own tests send them).  cached has no
+ * slab classes to move pages between, so nothing changes; stats settings
+ * shows no slab_automove.  slabs reassign is not answered (ERROR).
+ */
+void process_slabs(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	uint32_t level;
+	double ratio;
+
+	if (ntokens < 4 || strcmp(tokens[1].value, "automove")) {
+		out_string(c, "ERROR");
+		return;
+	}
+	set_noreply_maybe(c, tokens, ntokens);
+	if (!strcmp(tokens[2].value, "ratio")) {
+		if (ntokens < 5 || !safe_strtod(tokens[3].value, &ratio)) {
+			out_string(c, "ERROR");
+			return;
+		}
+	} else if (!safe_strtoul(tokens[2].value, &level)) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	} else if (level > 2) {
+		out_string(c, "ERROR");
+		return;
+	}
+	out_string(c, "OK");
 }

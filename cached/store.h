@@ -103,6 +103,14 @@ void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
 
+/*
+ * Whether an item is alive at a second (expiry and flush_all, which the
+ * cache layer above keeps): set by cache_init to cache_alive, so that the
+ * store can reuse the bytes of dead items without calling up a layer.
+ * Unset, only the expiry time counts.
+ */
+extern bool (*store_item_alive)(const struct item *it, uint32_t now);
+
 /* A new budget (cache_memlimit), at most --memory-max (-m without it):
  * evicts down to it and gives the freed pages back.  Returns 0, or -1
  * when bytes is over that. */
