@@ -59,6 +59,27 @@ vmstat_purged() { # ranges purged by the kernel so far (0 when not counted)
 	echo "${v:-0}"
 }
 oom_kills() { dmesg 2>/dev/null | grep -c -i -e "killed process" -e "oom-kill" ; }
+# Purge with drop_caches, in the background with a deadline: a hung
+# drop_caches must not hang the whole test, and its kernel stack tells why.
+# No sync first: in an earlier run of this test a sync before it blocked
+# for minutes, while drop_caches alone returns in about a second.
+drop_caches() {
+	(echo 3 >/proc/sys/vm/drop_caches) &
+	dpid=$!
+	i=0
+	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 "$dpid" 2>/dev/null; then
+		echo "# drop_caches still running after ${i}s; its kernel stack:"
+		sed 's/^/#   /' "/proc/$dpid/stack" 2>/dev/null
+		grep -i volatile /proc/meminfo /proc/vmstat 2>/dev/null | sed 's/^/#   /'
+		kill -9 "$dpid" 2>/dev/null
+	else
+		echo "# drop_caches took ${i}s"
+	fi
+}
 alive() { kill -0 "$PID" 2>/dev/null; }
 alive2() { kill -0 "$PID2" 2>/dev/null; }
 m2() { # m2 GEN PREFIX ARGS...: the second daemon
@@ -104,16 +125,7 @@ meta_purge_flag() {
 	out=$("$MCCLIENT" -p "$mport" -g "$GEN" -k meta: fill 2000 2>>"$LOG")
 	echo "# meta: fill: $out; purged_ranges before: $(mm stat purged_ranges)"
 	sleep $((IDLE + 3))
-	if [ -z "$HOST_CHECK" ]; then
-		(echo 3 >/proc/sys/vm/drop_caches) &
-		dpid=$!
-		i=0
-		while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-			sleep 1
-			i=$((i + 1))
-		done
-		kill -9 "$dpid" 2>/dev/null
-	fi
+	[ -n "$HOST_CHECK" ] || drop_caches
 	r1=$(mm meta "mg meta:1 s")
 	r2=$(mm meta "mg meta:1 s")
 	echo "# meta: mg of a purged key: '$r1', then '$r2'; purged_ranges=$(mm stat purged_ranges) purge_misses=$(mm stat purge_misses)"
@@ -225,14 +237,7 @@ check "every byte right in the reused slots" reuse_verify
 if [ -n "$HOST_CHECK" ]; then
 	skip "purge while the reused slots are hot (host check)"
 else
-	(echo 3 >/proc/sys/vm/drop_caches) &
-	dpid=$!
-	i=0
-	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-		sleep 1
-		i=$((i + 1))
-	done
-	kill -9 "$dpid" 2>/dev/null
+	drop_caches
 	LABEL="reused, purged while hot:"
 	check "every byte right after a purge while the reused slots are hot" reuse_verify
 fi
@@ -241,25 +246,7 @@ if [ -n "$HOST_CHECK" ]; then
 	skip "drop_caches purge (host check)"
 else
 	pur0=$(vmstat_purged)
-	# in the background with a deadline: a hung drop_caches must not hang
-	# the whole test, and its kernel stack tells why.  No sync first: in an
-	# earlier run of this test a sync before it blocked for minutes, while
-	# drop_caches alone returns in about a second.
-	(echo 3 >/proc/sys/vm/drop_caches) &
-	dpid=$!
-	i=0
-	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 "$dpid" 2>/dev/null; then
-		echo "# drop_caches still running after ${i}s; its kernel stack:"
-		sed 's/^/#   /' "/proc/$dpid/stack" 2>/dev/null
-		grep -i volatile /proc/meminfo /proc/vmstat 2>/dev/null | sed 's/^/#   /'
-		kill -9 "$dpid" 2>/dev/null
-	else
-		echo "# drop_caches took ${i}s"
-	fi
+	drop_caches
 	sleep 1
 	vol2=$(meminfo_volatile)
 	pur1=$(vmstat_purged)
