@@ -81,6 +81,13 @@ drop_caches() {
 	fi
 }
 alive() { kill -0 "$PID" 2>/dev/null; }
+wait_up() { # wait_up PORT: until a daemon answers stats there (5 s at most)
+	i=0
+	while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$1" stats >/dev/null 2>&1; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 alive2() { kill -0 "$PID2" 2>/dev/null; }
 m2() { # m2 GEN PREFIX ARGS...: the second daemon
 	g=$1
@@ -117,11 +124,7 @@ meta_purge_flag() {
 	"$CACHED" -u root -l 127.0.0.1 -p "$mport" -m 64 -t 2 --idle "$IDLE" \
 		>>"$LOG" 2>&1 &
 	mpid=$!
-	i=0
-	while [ $i -lt 50 ] && ! mm stats >/dev/null 2>&1; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_up "$mport"
 	out=$("$MCCLIENT" -p "$mport" -g "$GEN" -k meta: fill 2000 2>>"$LOG")
 	echo "# meta: fill: $out; purged_ranges before: $(mm stat purged_ranges)"
 	sleep $((IDLE + 3))
@@ -161,11 +164,7 @@ oom_before=$(oom_kills)
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT" -m "$MEM" -t 2 --idle "$IDLE" \
 	--origin "gen:$GEN" --verify -v >"$LOG" 2>&1 &
 PID=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT"
 check "daemon started" alive
 
 mode=$(mstat mode)
@@ -190,11 +189,7 @@ check "stats count volatile bytes" [ "$vb" -gt 0 ]
 # Slot reuse while volatile, on the second daemon.
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT2" -m 16 -t 2 --idle "$IDLE2" -v >"$LOG2" 2>&1 &
 PID2=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT2" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT2"
 check "second daemon started (-m 16, no --verify, no origin)" alive2
 filled() { # filled OUT N
 	[ "$1" = "keys=$2 stored=$2" ]
@@ -291,11 +286,7 @@ check "second daemon lives" alive2
 PORT3=$((PORT2 + 1))
 "$CACHED" -u nobody -l 127.0.0.1 -p "$PORT3" -m 16 -t 1 --mode psi >"$LOG2.psi" 2>&1 &
 PID3=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT3" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT3"
 psimode=$("$MCCLIENT" -p "$PORT3" stat mode 2>/dev/null)
 kill -TERM "$PID3" 2>/dev/null
 wait "$PID3"
