@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "store.h"
 
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
@@ -25,13 +25,14 @@ int cache_init(uint64_t maxbytes, bool vol)
 {
 	if (index_init(16) < 0)
 		return -1;
+	store_item_alive = cache_alive;
 	return store_init(maxbytes, vol);
 }
 
 /* Absolute expiry as memcached computes it (see cache.h). */
 uint32_t cache_exptime(int64_t e)
 {
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 
 	if (e < 0)
 		return 1;           /* in the past: expired at once */
@@ -84,7 +85,7 @@ struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 	struct item *it = index_find(key, nkey, hv);
 
 	*expired = false;
-	if (it && dead(it, current_time, expired)) {
+	if (it && dead(it, clock_secs(), expired)) {
 		/* as memcached, for every command that looks a key up */
 		if (*expired)
 			stats.get_expired++;
@@ -100,9 +101,9 @@ bool cache_readable(struct item *it)
 {
 	if (it->state != ITEM_OK)
 		return false;
-	if (store_prepare_read(it, current_time) != 0)
+	if (store_prepare_read(it, clock_secs()) != 0)
 		return false;
-	it->atime = current_time;
+	it->atime = clock_secs();
 	if (settings.verify &&
 	    cache_csum(store_ptr(it->off), it->vlen + 2) != it->csum) {
 		stats.verify_errors++;
@@ -176,7 +177,7 @@ static struct item *insert_new(const char *key, size_t nkey, uint32_t hv,
 		return NULL;
 	it->flags = flags;
 	it->exptime = exptime;
-	it->atime = it->mtime = current_time;
+	it->atime = it->mtime = clock_secs();
 	it->cas = next_cas++;
 	if (old)
 		store_forget(old);   /* first: its space can be reused */
@@ -204,7 +205,7 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 	switch (cmd) {
 	case CMD_ADD:
 		if (old) {
-			old->atime = current_time;
+			old->atime = clock_secs();
 			return R_NOT_STORED;
 		}
 		break;
@@ -273,7 +274,7 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 			return NULL;
 		}
 		it->cas = next_cas++;
-		it->atime = current_time;
+		it->atime = clock_secs();
 		return it;
 	}
 	if (it)
@@ -346,7 +347,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 		memcpy(p, buf, res);
 		memset(p + res, ' ', it->vlen - res);
 		it->cas = next_cas++;
-		it->mtime = current_time;
+		it->mtime = clock_secs();
 		if (settings.verify)
 			it->csum = cache_csum(p, it->vlen + 2);
 		return D_OK;
@@ -381,7 +382,7 @@ bool cache_touch(const char *key, size_t nkey, uint32_t hv, uint32_t exptime)
 	if (!it)
 		return false;
 	it->exptime = exptime;
-	it->atime = current_time;
+	it->atime = clock_secs();
 	return true;
 }
 
@@ -396,7 +397,7 @@ void cache_flush(int32_t delay)
 		 */
 		oldest_live = cache_exptime(delay) - 1;
 		/* memcached takes a cas unique for a flush that acts at once */
-		if (oldest_live && oldest_live <= current_time)
+		if (oldest_live && oldest_live <= clock_secs())
 			next_cas++;
 		return;
 	}

@@ -36,6 +36,16 @@ struct item {
 	char key[];
 };
 
+/*
+ * atime changes under the shared lock too (a hit on the get fast path
+ * stores it atomically, as it does the fetched flag): code that reads it
+ * under the shared lock reads it through this.
+ */
+static inline uint32_t item_atime(const struct item *it)
+{
+	return __atomic_load_n(&it->atime, __ATOMIC_RELAXED);
+}
+
 /* Hash of a key (FNV-1a 32 bit, mixed). */
 uint32_t index_hash(const char *key, size_t nkey);
 

@@ -1,6 +1,8 @@
 /*
- * main.c - command line, start-up, the main thread's loop (accept, clock,
- * volatility timer, PSI, signals) and clean shutdown.
+ * main.c - command line, start-up, the main thread's loop (clock,
+ * volatility timer, spare segments, PSI, signals) and clean shutdown.  The
+ * listening sockets and accept are listen.c's; the state every part shares
+ * is daemon.c's.
  *
  * Flags follow memcached where memcached has them.  A bad flag prints one
  * line and exits 64 (EX_USAGE).  As root the daemon wants -u USER and
@@ -11,20 +13,13 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <grp.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,38 +27,19 @@
 #include <event2/thread.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
+#include "listen.h"
 #include "origin.h"
+#include "madvfree.h"
 #include "psi.h"
+#include "stats.h"
 #include "store.h"
 #include "thread.h"
 #include "volatile_fadvise.h"
 
 #define EX_USAGE 64
 
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
 static struct event_base *main_base;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (settings.verbose < level)
-		return;
-	va_start(ap, fmt);
-	fprintf(stderr, "cached: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void usage(void)
 {
@@ -74,7 +50,7 @@ static void usage(void)
 	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
 	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
 	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
-	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default -m)\n"
+	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default: physical memory)\n"
 	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
 	       "-t, --threads=N          worker threads (default 4)\n"
 	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
@@ -85,13 +61,19 @@ static void usage(void)
 	       "                         turns per-prefix stats on\n"
 	       "-h, --help               this text\n"
 	       "-V, --version            print the version\n"
-	       "    --mode=MODE          volatile|pinned|psi (default volatile)\n"
+	       "    --mode=MODE          volatile|pinned|psi|madvfree (default volatile)\n"
 	       "    --idle=SECONDS       idle time before data is marked volatile (default 60)\n"
 	       "    --origin=SPEC        none|gen:OPTIONS|dir:PATH|memcache:HOST:PORT\n"
 	       "    --verify             checksum every object, check on every read\n"
 	       "    --psi-stall=US       psi mode: stall microseconds per window (default 100000)\n"
 	       "    --psi-window=US      psi mode: window microseconds (default 1000000)\n"
-	       "    --psi-drop=PCT       psi mode: percent of the cache dropped per event (default 5)\n"
+	       "    --psi-policy=POLICY  psi mode: band|trigger (default band)\n"
+	       "    --psi-low=SIZE       band: give memory back below this much free (default MemTotal/8)\n"
+	       "    --psi-high=SIZE      band: take it back above this much free (default MemTotal/4)\n"
+	       "    --psi-step=PCT       band: percent of (high - low) per poll (default 20)\n"
+	       "    --psi-max=PCT        band: most percent of the cache given back (default 20)\n"
+	       "    --psi-interval=MS    band: poll interval (default 500)\n"
+	       "    --psi-drop=PCT       trigger: percent of the cache dropped per event (default 5)\n"
 	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n");
 }
 
@@ -144,7 +126,9 @@ static long parse_int(const char *opt, const char *s, long min, long max)
 
 enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
-	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX
+	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
+	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
+	OPT_PSI_INTERVAL
 };
 
 static void parse_args(int argc, char **argv)
@@ -170,6 +154,12 @@ static void parse_args(int argc, char **argv)
 		{ "psi-stall", required_argument, NULL, OPT_PSI_STALL },
 		{ "psi-window", required_argument, NULL, OPT_PSI_WINDOW },
 		{ "psi-drop", required_argument, NULL, OPT_PSI_DROP },
+		{ "psi-policy", required_argument, NULL, OPT_PSI_POLICY },
+		{ "psi-low", required_argument, NULL, OPT_PSI_LOW },
+		{ "psi-high", required_argument, NULL, OPT_PSI_HIGH },
+		{ "psi-step", required_argument, NULL, OPT_PSI_STEP },
+		{ "psi-max", required_argument, NULL, OPT_PSI_MAX },
+		{ "psi-interval", required_argument, NULL, OPT_PSI_INTERVAL },
 		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -190,6 +180,10 @@ static void parse_args(int argc, char **argv)
 	settings.psi_stall_us = 100000;
 	settings.psi_window_us = 1000000;
 	settings.psi_drop_pct = 5;
+	settings.psi_policy = PSI_BAND;
+	settings.psi_step_pct = 20;
+	settings.psi_max_pct = 20;
+	settings.psi_interval_ms = 500;
 	settings.out_max = 64ull << 20;
 	settings.prefix_delim = ':';
 	gen_defaults(&settings.gen);
@@ -247,10 +241,12 @@ static void parse_args(int argc, char **argv)
 				settings.mode = MODE_VOLATILE;
 			else if (!strcmp(optarg, "pinned"))
 				settings.mode = MODE_PINNED;
+			else if (!strcmp(optarg, "madvfree"))
+				settings.mode = MODE_MADVFREE;
 			else if (!strcmp(optarg, "psi"))
 				settings.mode = MODE_PSI;
 			else
-				die_usage("bad --mode '%s' (volatile|pinned|psi)", optarg);
+				die_usage("bad --mode '%s' (volatile|pinned|psi|madvfree)", optarg);
 			break;
 		case OPT_MEMORY_MAX:
 			settings.memory_max = (uint64_t)parse_int("--memory-max", optarg, 1, 1 << 20) << 20;
@@ -275,6 +271,30 @@ static void parse_args(int argc, char **argv)
 		case OPT_PSI_DROP:
 			settings.psi_drop_pct = (uint32_t)parse_int("--psi-drop", optarg, 1, 100);
 			break;
+		case OPT_PSI_POLICY:
+			if (!strcmp(optarg, "band"))
+				settings.psi_policy = PSI_BAND;
+			else if (!strcmp(optarg, "trigger"))
+				settings.psi_policy = PSI_TRIGGER;
+			else
+				die_usage("bad --psi-policy '%s' (band|trigger)", optarg);
+			break;
+		case OPT_PSI_LOW:
+		case OPT_PSI_HIGH:
+			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
+				die_usage("bad --psi-%s '%s' (a size, at least 1m)",
+					  ch == OPT_PSI_LOW ? "low" : "high", optarg);
+			*(ch == OPT_PSI_LOW ? &settings.psi_low : &settings.psi_high) = v;
+			break;
+		case OPT_PSI_STEP:
+			settings.psi_step_pct = (uint32_t)parse_int("--psi-step", optarg, 1, 100);
+			break;
+		case OPT_PSI_MAX:
+			settings.psi_max_pct = (uint32_t)parse_int("--psi-max", optarg, 1, 100);
+			break;
+		case OPT_PSI_INTERVAL:
+			settings.psi_interval_ms = (uint32_t)parse_int("--psi-interval", optarg, 10, 60000);
+			break;
 		case OPT_OUTPUT_LIMIT:
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
 				die_usage("bad --output-limit '%s' (at least 1m)", optarg);
@@ -291,6 +311,9 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
+	if (!settings.memory_max)   /* cache_memlimit as in memcached */
+		settings.memory_max = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				      (uint64_t)sysconf(_SC_PAGESIZE);
 	if (settings.memory_max < settings.maxbytes)
 		settings.memory_max = settings.maxbytes;
 	if (settings.item_size_max > settings.maxbytes)
@@ -300,185 +323,10 @@ static void parse_args(int argc, char **argv)
 }
 
 /*
- * Out of descriptors (EMFILE, ENFILE): as memcached does, stop accepting
- * instead of spinning on a listening socket that stays readable, and try
- * again every ACCEPT_RETRY_MS; connections wait in the kernel's backlog
- * meanwhile.  Counted in listen_disabled_num.
- */
-#define MAX_LISTENERS 16
-#define ACCEPT_RETRY_MS 10
-static struct event *listen_evs[MAX_LISTENERS];
-static int nlisten_evs;
-static struct event *accept_retry_ev;
-static bool accept_paused;
-
-static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	(void)arg;
-	accept_paused = false;
-	for (int i = 0; i < nlisten_evs; i++)
-		event_add(listen_evs[i], NULL);
-}
-
-static void accept_pause(void)
-{
-	struct timeval tv = { 0, ACCEPT_RETRY_MS * 1000 };
-
-	if (accept_paused)
-		return;
-	accept_paused = true;
-	for (int i = 0; i < nlisten_evs; i++)
-		event_del(listen_evs[i]);
-	__atomic_fetch_add(&stat_listen_disabled, 1, __ATOMIC_RELAXED);
-	logmsg(1, "out of file descriptors (-c %d): accepting paused",
-	       settings.maxconns);
-	evtimer_add(accept_retry_ev, &tv);
-}
-
-/*
- * -c connections need as many descriptors, plus the daemon's own (memfd,
- * listeners, event loops, upstream connections): raise the soft limit to
- * that if it is lower, as far as the hard limit allows.  Past the limit
- * accept fails with EMFILE and accept_pause() takes over.
- */
-#define FD_RESERVE 64
-
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-	rlim_t need = (rlim_t)settings.maxconns + FD_RESERVE +
-		      4 * (rlim_t)settings.num_threads;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
-		return;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ?
-		      need : rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-	if (rl.rlim_cur < need)
-		logmsg(0, "-c %d needs %llu descriptors, the limit is %llu: accepting pauses when they run out",
-		       settings.maxconns, (unsigned long long)need,
-		       (unsigned long long)rl.rlim_cur);
-}
-
-static void accept_cb(evutil_socket_t lfd, short what, void *arg);
-
-static void listen_on(int fd)
-{
-	struct event *ev = event_new(main_base, fd, EV_READ | EV_PERSIST,
-				     accept_cb, NULL);
-
-	if (!ev || nlisten_evs == MAX_LISTENERS) {
-		fprintf(stderr, "cached: too many listening sockets\n");
-		exit(1);
-	}
-	listen_evs[nlisten_evs++] = ev;
-	event_add(ev, NULL);
-	conns_add_listener(fd);
-}
-
-static void accept_cb(evutil_socket_t lfd, short what, void *arg)
-{
-	(void)what;
-	(void)arg;
-
-	for (int i = 0; i < 64; i++) {
-		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int one = 1;
-
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				accept_pause();
-			return;
-		}
-		if (__atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED) >=
-		    (uint64_t)settings.maxconns) {
-			static const char msg[] = "ERROR Too many open connections\r\n";
-
-			if (write(fd, msg, sizeof(msg) - 1) < 0) {
-				/* the client is gone anyway */
-			}
-			close(fd);
-			__atomic_fetch_add(&stat_rejected_conns, 1, __ATOMIC_RELAXED);
-			logmsg(1, "connection refused: -c %d reached", settings.maxconns);
-			continue;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		__atomic_fetch_add(&stat_curr_conns, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&stat_total_conns, 1, __ATOMIC_RELAXED);
-		thread_dispatch(fd);
-	}
-}
-
-/* Listening sockets: TCP on -l/-p, or the UNIX socket with -s. */
-static int open_listeners(void)
-{
-	int n = 0;
-
-	if (settings.socketpath) {
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-		if (strlen(settings.socketpath) >= sizeof(sa.sun_path)) {
-			fprintf(stderr, "cached: socket path too long\n");
-			return -1;
-		}
-		strcpy(sa.sun_path, settings.socketpath);
-		unlink(settings.socketpath);
-		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-		    listen(fd, 1024) < 0) {
-			fprintf(stderr, "cached: unix socket %s: %s\n",
-				settings.socketpath, strerror(errno));
-			return -1;
-		}
-		chmod(settings.socketpath, 0700);
-		listen_on(fd);
-		return 0;
-	}
-
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
-	struct addrinfo *res, *ai;
-	char port[16];
-	int rc;
-
-	snprintf(port, sizeof(port), "%d", settings.port);
-	rc = getaddrinfo(strcmp(settings.inter, "*") ? settings.inter : NULL,
-			 port, &hints, &res);
-	if (rc) {
-		fprintf(stderr, "cached: bad listen address %s: %s\n",
-			settings.inter, gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-				ai->ai_protocol);
-		int one = 1;
-
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (ai->ai_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
-			fprintf(stderr, "cached: cannot listen on %s:%d: %s\n",
-				settings.inter, settings.port, strerror(errno));
-			close(fd);
-			freeaddrinfo(res);
-			return -1;
-		}
-		listen_on(fd);
-		n++;
-	}
-	freeaddrinfo(res);
-	return n ? 0 : -1;
-}
-
-/*
  * The daemon's clock, as memcached keeps it: the wall-clock second at
  * start plus the monotonic seconds since.  A step of the wall clock (NTP,
  * an operator) then neither expires every item nor makes all data idle at
- * once (idle ages and expiry both read current_time).
+ * once (idle ages and expiry both read the clock seconds).
  */
 static struct timespec mono_start;
 static uint32_t wall_start;
@@ -498,9 +346,9 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 
-	current_time = clock_now();
+	clock_set(clock_now());
 	cache_wrlock();
-	store_tick(current_time, (uint32_t)settings.idle_secs);
+	store_tick(clock_secs(), (uint32_t)settings.idle_secs);
 	cache_unlock();
 }
 
@@ -595,7 +443,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	wall_start = (uint32_t)time(NULL);
 	clock_gettime(CLOCK_MONOTONIC, &mono_start);
-	current_time = process_started = wall_start;
+	process_started = wall_start;
+	clock_set(wall_start);
 	process_started -= 2;   /* as memcached: absolute times <= start are past */
 
 	settings.mode_eff = settings.mode;
@@ -609,12 +458,21 @@ int main(int argc, char **argv)
 			settings.mode_eff = MODE_PINNED;
 		}
 	}
+	if (settings.mode == MODE_MADVFREE) {
+		if (madv_supported()) {
+			vol = true;
+			store_use_madvfree();
+		} else {
+			fprintf(stderr, "cached: this kernel has no MADV_FREE; "
+				"running in pinned mode\n");
+			settings.mode_eff = MODE_PINNED;
+		}
+	}
 	if (evthread_use_pthreads() < 0 || !(main_base = event_base_new())) {
 		fprintf(stderr, "cached: libevent initialisation failed\n");
 		return 1;
 	}
-	accept_retry_ev = evtimer_new(main_base, accept_resume_cb, NULL);
-	raise_fd_limit();
+	listen_raise_fd_limit();
 	if (cache_init(settings.maxbytes, vol) < 0) {
 		fprintf(stderr, "cached: cannot create the value store: %s\n",
 			strerror(errno));
@@ -625,7 +483,7 @@ int main(int argc, char **argv)
 	sigint_ev = evsignal_new(main_base, SIGINT, signal_cb, NULL);
 	event_add(sigterm_ev, NULL);
 	event_add(sigint_ev, NULL);
-	if (open_listeners() < 0)
+	if (listen_open(main_base) < 0)
 		return 1;
 	/* a PSI trigger needs privileges that -u gives up: arm it first */
 	if (settings.mode == MODE_PSI && psi_init(main_base) < 0) {
@@ -647,8 +505,7 @@ int main(int argc, char **argv)
 	clock_ev = event_new(main_base, -1, EV_PERSIST, clock_cb, NULL);
 	event_add(clock_ev, &one_sec);
 	logmsg(1, "listening (%s mode, %llu MB, %d threads)",
-	       settings.mode_eff == MODE_VOLATILE ? "volatile" :
-	       settings.mode_eff == MODE_PSI ? "psi" : "pinned",
+	       mode_name(settings.mode_eff),
 	       (unsigned long long)(settings.maxbytes >> 20), settings.num_threads);
 
 	event_base_dispatch(main_base);

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cached.h"
+#include "daemon.h"
 
 static int dir_fd = -1;
 

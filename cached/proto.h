@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 
 struct event;
 struct evbuffer;
@@ -129,6 +129,16 @@ size_t tokenize(char *command, token_t *tokens, size_t max_tokens);
 bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
 /* A synchronous origin rebuilds a lost key before a command decides. */
 void rebuild_lost(const char *key, size_t nkey, uint32_t hv);
+/* A value block arrived (set, ms): false for a bad chunk; else returns
+ * holding cache_lock, ready to store. */
+bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv);
+/* Fetch from the synchronous origin without the lock; returns holding it. */
+int proto_origin_fetch(const char *key, size_t nkey, char **val,
+		       uint32_t *vlen, uint32_t *flags, uint64_t *usec);
+/* Write a stored value through to the memcache origin; true when the
+ * reply now waits for the upstream. */
+bool proto_write_through(struct conn *c, uint32_t hv, const char *reply,
+			 size_t len);
 
 /* memcached's number parsers: false on junk, overflow or a minus sign. */
 bool safe_strtoull(const char *str, uint64_t *out);
@@ -148,6 +158,12 @@ void out_commit(struct conn *c);
 #define MF_BINKEY   0x08   /* stored with a base64 key (k prints it so) */
 #define MF_PURGED   0x10   /* placeholder of a key whose bytes were lost */
 
+/* The fetched flag under the shared lock (see item_atime, index.h). */
+static inline bool item_fetched(const struct item *it)
+{
+	return __atomic_load_n(&it->mflags, __ATOMIC_RELAXED) & MF_FETCHED;
+}
+
 /* Note that an item was read, as memcached's ITEM_FETCHED; any lock. */
 static inline void item_mark_fetched(struct item *it)
 {
@@ -158,6 +174,7 @@ static inline void item_mark_fetched(struct item *it)
 /* lru_crawler and cache_memlimit (proto_admin.c). */
 void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
+void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
 
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);

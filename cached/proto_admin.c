@@ -11,13 +11,16 @@
  */
 #include "proto.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "stats.h"
 #include "store.h"
 
@@ -67,9 +70,9 @@ static void dump_one(struct item *it, void *arg)
 	evbuffer_add_printf(m->out,
 			    "key=%s exp=%ld la=%llu cas=%llu fetch=%s cls=%u size=%lu\n",
 			    key, it->exptime == 0 ? -1L : (long)it->exptime,
-			    (unsigned long long)it->atime,
+			    (unsigned long long)item_atime(it),
 			    (unsigned long long)it->cas,
-			    it->mflags & MF_FETCHED ? "yes" : "no", cls,
+			    item_fetched(it) ? "yes" : "no", cls,
 			    (unsigned long)ntotal);
 }
 
@@ -77,7 +80,7 @@ static void dump_one(struct item *it, void *arg)
 static void metadump(struct conn *c, char *which)
 {
 	bool classes[MAX_SLAB_CLASS] = { false };
-	struct metadump m = { .now = current_time };
+	struct metadump m = { .now = clock_secs() };
 
 	if (evbuffer_get_length(c->out)) {
 		out_string(c, "ERROR cannot pipeline other commands before metadump");
@@ -163,7 +166,8 @@ void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens)
 	cache_wrlock();
 	r = store_set_budget((uint64_t)mb << 20);
 	if (r == 0)
-		settings.maxbytes = (uint64_t)mb << 20;
+		__atomic_store_n(&settings.maxbytes, (uint64_t)mb << 20,
+				 __ATOMIC_RELAXED);
 	cache_unlock();
 	if (r == 0) {
 		logmsg(1, "maxbytes adjusted to %um", mb);
@@ -171,4 +175,49 @@ void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens)
 	} else {
 		out_string(c, "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust");
 	}
+}
+
+/* memcached's safe_strtod: a number, then nothing or a space. */
+static bool safe_strtod(const char *str, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(str, &end);
+	if (errno == ERANGE || end == str || (*end && !isspace((unsigned char)*end)))
+		return false;
+	*out = d;
+	return true;
+}
+
+/*
+ * slabs automove 0|1|2 and slabs automove ratio R, with memcached's
+ * replies (memcached-tool and its own tests send them).  cached has no
+ * slab classes to move pages between, so nothing changes; stats settings
+ * shows no slab_automove.  slabs reassign is not answered (ERROR).
+ */
+void process_slabs(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	uint32_t level;
+	double ratio;
+
+	if (ntokens < 4 || strcmp(tokens[1].value, "automove")) {
+		out_string(c, "ERROR");
+		return;
+	}
+	set_noreply_maybe(c, tokens, ntokens);
+	if (!strcmp(tokens[2].value, "ratio")) {
+		if (ntokens < 5 || !safe_strtod(tokens[3].value, &ratio)) {
+			out_string(c, "ERROR");
+			return;
+		}
+	} else if (!safe_strtoul(tokens[2].value, &level)) {
+		out_string(c, "CLIENT_ERROR bad command line format");
+		return;
+	} else if (level > 2) {
+		out_string(c, "ERROR");
+		return;
+	}
+	out_string(c, "OK");
 }

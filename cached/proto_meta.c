@@ -41,7 +41,7 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "origin.h"
 #include "stats.h"
 #include "store.h"
@@ -192,6 +192,35 @@ static bool put_opaque(char **p, const token_t *t)
 	memcpy(*p + 1, t->value, t->length);
 	*p += 1 + t->length;
 	return true;
+}
+
+/*
+ * The return flags of a reply without an item (a miss, md): O and k, in
+ * the order they were asked for.  False when an opaque token is too long.
+ */
+static bool put_opaque_key(char **p, token_t *tokens, size_t ntokens,
+			   const char *key, size_t nkey, bool binary)
+{
+	for (size_t i = 2; i < ntokens - 1; i++) {
+		if (tokens[i].value[0] == 'O') {
+			if (!put_opaque(p, &tokens[i]))
+				return false;
+		} else if (tokens[i].value[0] == 'k') {
+			*p = put_key(*p, key, nkey, binary);
+		}
+	}
+	return true;
+}
+
+/* " t<seconds left>", or " t-1" for an item that does not expire. */
+static char *put_ttl(char *p, uint32_t exptime, uint32_t now)
+{
+	p = put_flag(p, 't');
+	if (exptime == 0) {
+		memcpy(p, "-1", 2);
+		return p + 2;
+	}
+	return put_u64(p, (uint32_t)(exptime - now));
 }
 
 /* An error line: shown even in quiet mode. */
@@ -358,13 +387,7 @@ static struct item *meta_lookup(const char *key, size_t nkey, uint32_t hv,
 		int r;
 
 		cache_unlock();
-		t0 = now_usec();
-		r = origin_fetch(key, nkey, &val, &vlen, &flags);
-		t0 = now_usec() - t0;
-		cache_wrlock();
-		stats.origin_fetches++;
-		if (r < 0)
-			stats.origin_errors++;
+		r = proto_origin_fetch(key, nkey, &val, &vlen, &flags, &t0);
 		if (r == 1) {
 			if (*purged) {
 				stats.rebuilds++;
@@ -396,7 +419,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	const char *errstr = "CLIENT_ERROR bad command line format";
 	char line[META_LINE_MAX], *p = line;
 	bool created = false, won = false, ttl_set = false, purged = false;
-	uint32_t lost_exptime = 0, hv, now = current_time, prev_atime = 0;
+	uint32_t lost_exptime = 0, hv, now = clock_secs(), prev_atime = 0;
 	uint8_t prev_mflags = 0;
 	struct item *it;
 	const char *key;
@@ -489,13 +512,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 			p = put_u64(p, it->vlen);
 			break;
 		case 't':
-			p = put_flag(p, 't');
-			if (it->exptime == 0) {
-				memcpy(p, "-1", 2);
-				p += 2;
-			} else {
-				p = put_u64(p, (uint32_t)(it->exptime - now));
-			}
+			p = put_ttl(p, it->exptime, now);
 			break;
 		case 'c':
 			p = put_flag(p, 'c');
@@ -564,15 +581,9 @@ miss:
 	cache_unlock();
 	memcpy(p, "EN", 2);
 	p += 2;
-	for (i = 2; i < ntokens - 1; i++) {
-		if (tokens[i].value[0] == 'O') {
-			if (!put_opaque(&p, &tokens[i])) {
-				out_err(c, "CLIENT_ERROR opaque token too long");
-				return;
-			}
-		} else if (tokens[i].value[0] == 'k') {
-			p = put_key(p, key, nkey, of.key_binary);
-		}
+	if (!put_opaque_key(&p, tokens, ntokens, key, nkey, of.key_binary)) {
+		out_err(c, "CLIENT_ERROR opaque token too long");
+		return;
 	}
 	if (purged)
 		p = put_flag(p, 'P');
@@ -756,20 +767,10 @@ void meta_complete_nread(struct conn *c, const char *data)
 
 	c->state = ST_CMD;
 	c->meta_set = false;
-	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
-		cache_wrlock();
-		stats.cmd_set++;        /* memcached counts a bad chunk too */
-		cache_unlock();
+	if (!proto_nread_begin(c, data, &hv)) {
 		out_err(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
-	hv = index_hash(c->key, c->nkey);
-	if (c->cmd != CMD_SET)
-		rebuild_lost(c->key, c->nkey, hv);
-	cache_wrlock();
-	stats.cmd_set++;
-	if (settings.origin == ORIGIN_MEMCACHE)
-		c->upcas = upstream_cas_of(c->key, c->nkey, hv);
 	r = meta_store(c, hv, data, &cas);
 	cache_unlock();
 	if (r == R_NO_MEMORY) {
@@ -790,26 +791,9 @@ void meta_complete_nread(struct conn *c, const char *data)
 			p = put_u64(p, cas);
 		}
 	}
-	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE) {
-		int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
-
-		if (up >= 0) {
-			/* write-through: the reply waits for the upstream's answer */
-			c->reply = c->noreply ? NULL : strndup(line, (size_t)(p - line));
-			c->noreply = false;
-			c->wait_set = true;
-			c->state = ST_WAIT;
-			if (up == 0) {
-				upstream_flush(c);
-				return;
-			}
-			/* a cas whose origin cas is unknown: refused, rolled back */
-			c->up_failed = true;
-			c->up_exists = true;
-			proto_upstream_done(c);
-			return;
-		}
-	}
+	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
+	    proto_write_through(c, hv, line, (size_t)(p - line)))
+		return;
 	memcpy(p, "\r\n", 2);
 	p += 2;
 	if (!(r == R_STORED && c->noreply))
@@ -859,16 +843,10 @@ static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 
 	if (!meta_begin(c, tokens, ntokens, &of))
 		return;
-	for (size_t i = 2; i < ntokens - 1; i++) {
-		if (tokens[i].value[0] == 'O') {
-			if (!put_opaque(&p, &tokens[i])) {
-				out_err(c, "CLIENT_ERROR opaque token too long");
-				return;
-			}
-		} else if (tokens[i].value[0] == 'k') {
-			p = put_key(p, tokens[1].value, tokens[1].length,
-				    of.key_binary);
-		}
+	if (!put_opaque_key(&p, tokens, ntokens, tokens[1].value,
+			    tokens[1].length, of.key_binary)) {
+		out_err(c, "CLIENT_ERROR opaque token too long");
+		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
 	rebuild_lost(tokens[1].value, tokens[1].length, hv);
@@ -1000,13 +978,7 @@ flags:
 				p = put_u64(p, it->cas);
 				break;
 			case 't':
-				p = put_flag(p, 't');
-				if (it->exptime == 0) {
-					memcpy(p, "-1", 2);
-					p += 2;
-				} else {
-					p = put_u64(p, (uint32_t)(it->exptime - current_time));
-				}
+				p = put_ttl(p, it->exptime, clock_secs());
 				break;
 			case 'T':
 				it->exptime = of.exptime;
@@ -1031,17 +1003,10 @@ flags:
 			memcpy(p + 2, buf, vlen);
 			p += 2 + vlen;
 		}
-	} else {
-		for (i = 2; i < ntokens - 1; i++) {
-			if (tokens[i].value[0] == 'O') {
-				if (!put_opaque(&p, &tokens[i])) {
-					errstr = "CLIENT_ERROR opaque token too long";
-					goto error;
-				}
-			} else if (tokens[i].value[0] == 'k') {
-				p = put_key(p, key, nkey, of.key_binary);
-			}
-		}
+	} else if (!put_opaque_key(&p, tokens, ntokens, key, nkey,
+				   of.key_binary)) {
+		errstr = "CLIENT_ERROR opaque token too long";
+		goto error;
 	}
 	cache_unlock();
 	memcpy(p, "\r\n", 2);
@@ -1063,7 +1028,7 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 	size_t nkey = tokens[1].length;
 	struct item *it;
 	bool expired;
-	uint32_t hv, now = current_time, atime;
+	uint32_t hv, now = clock_secs(), atime;
 
 	if (ntokens < 3 || tokens[1].length > KEY_MAX_LENGTH) {
 		out_err(c, "CLIENT_ERROR bad command line format");

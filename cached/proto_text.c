@@ -40,7 +40,7 @@
 
 #include <event2/buffer.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "origin.h"
 #include "stats.h"
 #include "thread.h"
@@ -51,8 +51,6 @@
 /* ---- buffers ---------------------------------------------------------- */
 
 /* Bytes of connection read buffers and fetched values (stat conn_buffer_bytes). */
-uint64_t stat_conn_buffer_bytes;
-
 static void count_buffer(int64_t delta)
 {
 	__atomic_fetch_add(&stat_conn_buffer_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
@@ -416,7 +414,7 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 static bool get_fast(struct conn *c, const char *key, size_t nkey,
 		     uint32_t hv, bool ret_cas)
 {
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 	struct item *it;
 	bool served = false;
 
@@ -503,13 +501,7 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		int r;
 
 		cache_unlock();
-		t0 = now_usec();
-		r = origin_fetch(key, nkey, &val, &vlen, &flags);
-		t0 = now_usec() - t0;
-		cache_wrlock();
-		stats.origin_fetches++;
-		if (r < 0)
-			stats.origin_errors++;
+		r = proto_origin_fetch(key, nkey, &val, &vlen, &flags, &t0);
 		if (r == 1) {
 			if (lost) {
 				stats.rebuilds++;
@@ -672,6 +664,79 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 }
 
 /*
+ * The start of storing a value block, for set and ms alike.  A block
+ * without its CRLF is counted (as memcached does) and false returned: the
+ * caller sends the error line.  Else a lost key is rebuilt first (see
+ * rebuild_lost), cache_lock is taken (exclusive), the set counted and the
+ * upstream's cas of the old value noted; *hv is the key's hash.
+ */
+bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv)
+{
+	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
+		cache_wrlock();
+		stats.cmd_set++;
+		cache_unlock();
+		return false;
+	}
+	*hv = index_hash(c->key, c->nkey);
+	if (c->cmd != CMD_SET)
+		rebuild_lost(c->key, c->nkey, *hv);
+	cache_wrlock();
+	stats.cmd_set++;
+	if (settings.origin == ORIGIN_MEMCACHE)
+		c->upcas = upstream_cas_of(c->key, c->nkey, *hv);
+	return true;
+}
+
+/*
+ * Fetch a key from the synchronous origin, called without cache_lock:
+ * counts origin_fetches and origin_errors and returns with the lock held
+ * (exclusive).  *usec: how long the fetch took.  Returns origin_fetch's
+ * result (1: *val, *vlen, *flags hold the value).
+ */
+int proto_origin_fetch(const char *key, size_t nkey, char **val,
+		       uint32_t *vlen, uint32_t *flags, uint64_t *usec)
+{
+	uint64_t t0 = now_usec();
+	int r = origin_fetch(key, nkey, val, vlen, flags);
+
+	*usec = now_usec() - t0;
+	cache_wrlock();
+	stats.origin_fetches++;
+	if (r < 0)
+		stats.origin_errors++;
+	return r;
+}
+
+/*
+ * A store the client's reply waits for went into the cache: write it
+ * through to the memcache origin.  Returns true when the reply (a copy of
+ * len bytes of reply, none with noreply) now waits for the upstream's
+ * answer; false when nothing went upstream and the caller replies now.
+ */
+bool proto_write_through(struct conn *c, uint32_t hv, const char *reply,
+			 size_t len)
+{
+	int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
+
+	if (up < 0)
+		return false;
+	c->reply = c->noreply ? NULL : strndup(reply, len);
+	c->noreply = false;
+	c->wait_set = true;
+	c->state = ST_WAIT;
+	if (up == 0) {
+		upstream_flush(c);
+		return true;
+	}
+	/* a cas whose origin cas is unknown: refused, rolled back */
+	c->up_failed = true;
+	c->up_exists = true;
+	proto_upstream_done(c);
+	return true;
+}
+
+/*
  * With a synchronous origin (gen:, dir:), a key whose bytes were lost is
  * rebuilt before a command that depends on its existence decides (add,
  * replace, cas, append, prepend, touch, delete, incr, decr): the answer is
@@ -694,13 +759,7 @@ void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
 	cache_unlock();
 	if (!r)
 		return;
-	t0 = now_usec();
-	r = origin_fetch(key, nkey, &val, &vlen, &flags);
-	t0 = now_usec() - t0;
-	cache_wrlock();
-	stats.origin_fetches++;
-	if (r < 0)
-		stats.origin_errors++;
+	r = proto_origin_fetch(key, nkey, &val, &vlen, &flags, &t0);
 	it = index_find(key, nkey, hv);
 	if (r == 1 && it && it->state == ITEM_LOST &&
 	    cache_fill(key, nkey, hv, flags, val, vlen)) {
@@ -730,44 +789,17 @@ static void complete_nread(struct conn *c, const char *data)
 		return;
 	}
 	c->state = ST_CMD;
-	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
-		cache_wrlock();
-		stats.cmd_set++;        /* memcached counts a bad chunk too */
-		cache_unlock();
+	if (!proto_nread_begin(c, data, &hv)) {
 		out_string(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
-	hv = index_hash(c->key, c->nkey);
-	if (c->cmd != CMD_SET)
-		rebuild_lost(c->key, c->nkey, hv);
-	cache_wrlock();
-	stats.cmd_set++;
 	stats_note_store(c->key, c->nkey, hv);
-	if (settings.origin == ORIGIN_MEMCACHE)
-		c->upcas = upstream_cas_of(c->key, c->nkey, hv);
 	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
 	cache_unlock();
-	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE) {
-		int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
-
-		if (up >= 0) {
-			/* write-through: the reply waits for the upstream's answer */
-			c->reply = c->noreply ? NULL : strdup(replies[r]);
-			c->noreply = false;
-			c->wait_set = true;
-			c->state = ST_WAIT;
-			if (up == 0) {
-				upstream_flush(c);
-				return;
-			}
-			/* a cas whose origin cas is unknown: refused, rolled back */
-			c->up_failed = true;
-			c->up_exists = true;
-			proto_upstream_done(c);
-			return;
-		}
-	}
+	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
+	    proto_write_through(c, hv, replies[r], strlen(replies[r])))
+		return;
 	out_string(c, replies[r]);
 }
 
@@ -979,7 +1011,7 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	const char *cmd;
 	char first;
 
-	c->last_cmd = current_time;
+	c->last_cmd = clock_secs();
 	if (ntokens < 2 || tokens[0].length < 2) {
 		out_string(c, "ERROR");
 		return CMD_DONE;
@@ -1044,6 +1076,8 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 		process_memlimit(c, tokens, ntokens);
 	} else if (!strcmp(cmd, "lru_crawler")) {
 		process_lru_crawler(c, tokens, ntokens);
+	} else if (!strcmp(cmd, "slabs")) {
+		process_slabs(c, tokens, ntokens);
 	} else if (tokens[ntokens - 2].value &&
 		   !strncmp(tokens[ntokens - 2].value, "HTTP/", 5)) {
 		return CMD_CLOSE;

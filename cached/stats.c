@@ -17,15 +17,20 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "store.h"
 
 uint64_t stat_conn_yields;
 
-static const char *mode_name(enum cache_mode m)
+const char *mode_name(enum cache_mode m)
 {
-	return m == MODE_VOLATILE ? "volatile" : m == MODE_PSI ? "psi" : "pinned";
+	static const char *const names[] = {
+		[MODE_PINNED] = "pinned", [MODE_VOLATILE] = "volatile",
+		[MODE_PSI] = "psi", [MODE_MADVFREE] = "madvfree",
+	};
+
+	return names[m];
 }
 
 #define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))
@@ -35,7 +40,7 @@ void stats_emit(struct evbuffer *out)
 	struct store_stats st;
 	struct stats s;
 	struct rusage ru;
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 
 	getrusage(RUSAGE_SELF, &ru);
 	cache_wrlock();
@@ -43,6 +48,7 @@ void stats_emit(struct evbuffer *out)
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
+	uint64_t maxbytes = settings.maxbytes;   /* cache_memlimit changes it */
 	cache_unlock();
 
 	U("pid", getpid());
@@ -82,7 +88,7 @@ void stats_emit(struct evbuffer *out)
 	U("touch_misses", s.touch_misses);
 	U("bytes_read", __atomic_load_n(&stat_bytes_read, __ATOMIC_RELAXED));
 	U("bytes_written", __atomic_load_n(&stat_bytes_written, __ATOMIC_RELAXED));
-	U("limit_maxbytes", settings.maxbytes);
+	U("limit_maxbytes", maxbytes);
 	U("threads", settings.num_threads);
 	U("bytes", st.value_bytes);
 	U("curr_items", s.curr_items);
@@ -111,6 +117,10 @@ void stats_emit(struct evbuffer *out)
 	U("psi_events", s.psi_events);
 	U("psi_drops", s.psi_drops);
 	U("psi_dropped_bytes", s.psi_dropped_bytes);
+	U("psi_polls", s.psi_polls);
+	U("psi_reclaims", s.psi_reclaims);
+	U("psi_advised_bytes", s.psi_advised_bytes);
+	U("psi_free_bytes", s.psi_free_bytes);
 	U("segment_size", st.seg_size);
 	U("segments_small", st.segs_small);
 	U("segments_large", st.segs_large);
@@ -123,7 +133,7 @@ void stats_settings_emit(struct evbuffer *out)
 {
 	static const char *origins[] = { "none", "gen", "dir", "memcache" };
 
-	U("maxbytes", settings.maxbytes);
+	U("maxbytes", __atomic_load_n(&settings.maxbytes, __ATOMIC_RELAXED));
 	U("maxconns", settings.maxconns);
 	U("tcpport", settings.port);
 	evbuffer_add_printf(out, "STAT inter %s\r\n", settings.inter ? settings.inter : "NULL");
@@ -148,6 +158,13 @@ void stats_settings_emit(struct evbuffer *out)
 	U("psi_stall_us", settings.psi_stall_us);
 	U("psi_window_us", settings.psi_window_us);
 	U("psi_drop_pct", settings.psi_drop_pct);
+	evbuffer_add_printf(out, "STAT psi_policy %s\r\n",
+			    settings.psi_policy == PSI_BAND ? "band" : "trigger");
+	U("psi_low", settings.psi_low);
+	U("psi_high", settings.psi_high);
+	U("psi_step_pct", settings.psi_step_pct);
+	U("psi_max_pct", settings.psi_max_pct);
+	U("psi_interval_ms", settings.psi_interval_ms);
 	U("output_limit", settings.out_max);
 	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);
@@ -233,7 +250,7 @@ void stats_note_store(const char *key, size_t nkey, uint32_t hv)
 {
 	struct item *it = index_find(key, nkey, hv);
 
-	if (it && !cache_alive(it, current_time))
+	if (it && !cache_alive(it, clock_secs()))
 		__atomic_fetch_add(&class_reclaimed[mc_slab_class(mc_item_size(it)) %
 						    CACHEDUMP_CLASSES], 1, __ATOMIC_RELAXED);
 }
@@ -254,8 +271,8 @@ static void classes_add(struct item *it, void *arg)
 
 	if (!listed(it, a->now))
 		return;
-	if (!a->c[cls].n || it->atime < a->c[cls].oldest)
-		a->c[cls].oldest = it->atime;
+	if (!a->c[cls].n || item_atime(it) < a->c[cls].oldest)
+		a->c[cls].oldest = item_atime(it);
 	a->c[cls].n++;
 	a->c[cls].bytes += size;
 }
@@ -266,7 +283,7 @@ static struct class_acc *classes_count(void)
 
 	if (!a)
 		return NULL;
-	a->now = current_time;
+	a->now = clock_secs();
 	cache_rdlock();
 	index_foreach(classes_add, a);
 	cache_unlock();
@@ -360,7 +377,7 @@ static void dump_one(struct item *it, void *arg)
 
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 {
-	struct dump_acc d = { .out = out, .now = current_time, .limit = limit,
+	struct dump_acc d = { .out = out, .now = clock_secs(), .limit = limit,
 			      .id = id };
 
 	cache_rdlock();

@@ -16,6 +16,10 @@ void stats_emit(struct evbuffer *out);
 /* The settings view. */
 void stats_settings_emit(struct evbuffer *out);
 
+/* A mode's name, as --mode spells it ("volatile", "pinned", ...). */
+enum cache_mode;
+const char *mode_name(enum cache_mode m);
+
 /*
  * stats items, stats slabs and stats cachedump ID LIMIT, each item in the
  * slab class memcached 1.6 would give it (mc_slab_class of mc_item_size:

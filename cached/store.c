@@ -1,9 +1,11 @@
 /*
  * store.c - values in one memfd, cut into page-aligned segments.
  *
- * The memfd is a sparse file of nslots slots of seg_size bytes (4x the
- * budget, so large objects always find contiguous room); only bytes
- * written cost memory, and freeing a range punches a hole.
+ * The memfd is a sparse file of slots of seg_size bytes (4x the budget,
+ * so large objects always find contiguous room); only bytes written cost
+ * memory, and freeing a range punches a hole.  It is reserved for the
+ * largest budget cache_memlimit may set (--memory-max); the slots in use
+ * (nslots) follow the largest budget set so far.
  *
  *  - Small values (<= seg_size/4) are appended to the active segment,
  *    8-byte aligned.  A segment is the unit of volatility and eviction.
@@ -69,7 +71,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cached.h"
+#include "daemon.h"
+#include "madvfree.h"
 #include "volatile_fadvise.h"
 
 #ifdef VOL_FAKE
@@ -83,6 +86,36 @@ long fake_vol_query(int fd, off_t off, off_t len);
 #endif
 
 #define PAGE 4096u
+
+/*
+ * --mode madvfree keeps the values in private anonymous memory and gives
+ * idle segments up with MADV_FREE (madvfree.c); everything else in the
+ * store is the same.  These four are the only places the two differ.
+ */
+static bool madv_on;
+
+void store_use_madvfree(void)
+{
+	madv_on = true;
+}
+
+static long kern_mark(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_mark((off_t)off, (off_t)len) :
+			 vol_mark(store_fd, (off_t)off, (off_t)len);
+}
+
+static long kern_unmark(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_unmark((off_t)off, (off_t)len) :
+			 vol_unmark(store_fd, (off_t)off, (off_t)len);
+}
+
+static long kern_query(uint64_t off, uint64_t len)
+{
+	return madv_on ? madv_query((off_t)off, (off_t)len) :
+			 vol_query(store_fd, (off_t)off, (off_t)len);
+}
 
 enum seg_state {
 	SEG_FREE = 0,     /* unused slot: no pages, not volatile */
@@ -111,6 +144,7 @@ struct seg {
 	uint64_t live;      /* bytes of linked items, as appended (small) */
 	uint32_t nitems;
 	uint32_t atime;
+	uint32_t dead_by;   /* latest expiry of its items (a hint), 0 = none */
 	struct item *items;
 };
 
@@ -119,11 +153,12 @@ int store_fd = -1;
 
 static struct seg *segs;
 static uint64_t nslots, seg_size, budget, large_min;
+static uint64_t slots_max;   /* slots reserved: memfd, mapping, tables */
 static uint32_t active = SEG_NONE;
 static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
 static bool vol_enabled;
-static uint32_t cursor;
+static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
 
 /*
  * Freed small segments are kept "warm" on a stack instead of being punched
@@ -186,14 +221,22 @@ static bool seg_marked(const struct seg *g)
 	       g->state == SEG_QUARANTINE;
 }
 
+/* Slots for a budget: 4x its bytes, and a few for large objects. */
+static uint64_t slots_for(uint64_t bytes)
+{
+	return 4 * ((bytes + seg_size - 1) / seg_size) + 8;
+}
+
 /*
  * Create memfd, size it, map it, allocate the segment table.  The memfd,
- * the mapping and the table are sized for the largest budget the store
- * may get (--memory-max, at least maxbytes): 4x that many bytes of slots,
- * so that cache_memlimit can grow the budget up to it.  The memfd is
- * sparse and the mapping costs address space only; the table costs
- * sizeof(struct seg) + 4 bytes per slot, and the slot scans (eviction,
- * ticks) grow with it.  Segment size follows the starting budget.
+ * the mapping and the table are reserved for the largest budget the
+ * store may get (--memory-max, at least maxbytes), so that cache_memlimit
+ * can grow the budget up to it without moving anything a reply points
+ * into.  The reservation costs address space only: the memfd is sparse,
+ * and the table (sizeof(struct seg) + 4 bytes per slot) is calloc'ed
+ * pages that stay untouched until a slot is used.  The slot scans
+ * (eviction, ticks) cover nslots, the slots of the largest budget set so
+ * far.  Segment size follows the starting budget.
  */
 int store_init(uint64_t maxbytes, bool vol)
 {
@@ -204,21 +247,30 @@ int store_init(uint64_t maxbytes, bool vol)
 	while (seg_size > 64 * 1024 && seg_size * 16 > maxbytes)
 		seg_size >>= 1;
 	large_min = seg_size / 4;
-	nslots = 4 * ((max + seg_size - 1) / seg_size) + 8;
+	slots_max = slots_for(max);
+	nslots = slots_for(maxbytes);
 	vol_enabled = vol;
-	store_fd = memfd_create("cached-values", MFD_CLOEXEC);
-	if (store_fd < 0)
-		return -1;
-	if (ftruncate(store_fd, (off_t)(nslots * seg_size)) < 0)
-		return -1;
-	store_base = mmap(NULL, nslots * seg_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, store_fd, 0);
+	if (madv_on) {
+		store_fd = -1;
+		store_base = mmap(NULL, slots_max * seg_size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	} else {
+		store_fd = memfd_create("cached-values", MFD_CLOEXEC);
+		if (store_fd < 0)
+			return -1;
+		if (ftruncate(store_fd, (off_t)(slots_max * seg_size)) < 0)
+			return -1;
+		store_base = mmap(NULL, slots_max * seg_size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, store_fd, 0);
+	}
 	if (store_base == MAP_FAILED) {
 		store_base = NULL;
 		return -1;
 	}
-	segs = calloc(nslots, sizeof(*segs));
-	warm = calloc(nslots, sizeof(*warm));
+	if (madv_on && madv_init(store_base, slots_max * seg_size) < 0)
+		return -1;
+	segs = calloc(slots_max, sizeof(*segs));
+	warm = calloc(slots_max, sizeof(*warm));
 	nwarm = 0;
 	if (!segs || !warm)
 		return -1;
@@ -227,7 +279,7 @@ int store_init(uint64_t maxbytes, bool vol)
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
 	nspare = nspare_out = 0;
-	cursor = 0;
+	cursor = reap_cursor = compact_cursor = 0;
 	lost_head = lost_tail = NULL;
 	lost_count = lost_bytes = 0;
 	return 0;
@@ -237,9 +289,11 @@ int store_init(uint64_t maxbytes, bool vol)
 void store_destroy(void)
 {
 	if (store_base)
-		munmap(store_base, nslots * seg_size);
+		munmap(store_base, slots_max * seg_size);
 	if (store_fd >= 0)
 		close(store_fd);
+	if (madv_on)
+		madv_destroy();
 	free(segs);
 	free(warm);
 	warm = NULL;
@@ -262,8 +316,11 @@ static uint64_t charged(void)
 
 static void punch(uint32_t s, uint64_t len)
 {
-	fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		  (off_t)seg_off(s), (off_t)len);
+	if (madv_on)
+		madv_punch((off_t)seg_off(s), (off_t)len);
+	else
+		fallocate(store_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)seg_off(s), (off_t)len);
 }
 
 /*
@@ -275,7 +332,7 @@ static void punch(uint32_t s, uint64_t len)
 static long seg_unmark(uint32_t s)
 {
 	struct seg *g = &segs[s];
-	long r = vol_unmark(store_fd, (off_t)seg_off(s), (off_t)seg_span(s));
+	long r = kern_unmark(seg_off(s), seg_span(s));
 
 	stats.unmarks++;
 	if (r < 0) {
@@ -302,7 +359,7 @@ static int seg_mark(uint32_t s, uint64_t len)
 	assert(g->state == SEG_SEALED || g->state == SEG_LARGE ||
 	       g->state == SEG_WARM);
 	assert(!__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE));
-	if (vol_mark(store_fd, (off_t)seg_off(s), (off_t)len) < 0) {
+	if (kern_mark(seg_off(s), len) < 0) {
 		stats.mark_failures++;
 		return -1;
 	}
@@ -508,6 +565,10 @@ void store_link(struct item *it)
 		g->items->sprev = it;
 	g->items = it;
 	g->nitems++;
+	if (!it->exptime)
+		g->dead_by = UINT32_MAX;
+	else if (it->exptime > g->dead_by)
+		g->dead_by = it->exptime;
 	g->live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
@@ -575,7 +636,7 @@ static void seg_evict(uint32_t s)
 
 	g->pinned = 1;
 	while ((it = g->items)) {
-		if (!it->exptime || it->exptime > current_time)
+		if (!it->exptime || it->exptime > clock_secs())
 			stats.evictions++;
 		store_forget(it);
 	}
@@ -684,7 +745,7 @@ static void seg_open(uint32_t s, bool large, uint32_t n, uint64_t charge)
 	g->large = large;
 	g->nslots = n;
 	g->charge = charge;
-	g->atime = current_time;
+	g->atime = clock_secs();
 	for (uint32_t i = 1; i < n; i++) {
 		assert(segs[s + i].state == SEG_FREE);
 		segs[s + i].state = SEG_CONT;
@@ -819,6 +880,127 @@ static void store_clean(void)
 	}
 }
 
+/*
+ * Expired items.  memcached reuses the memory of an expired item when it
+ * allocates (it looks at the tail of the LRU first), so a client that
+ * stores values with a TTL and then new keys sees its memory stay flat
+ * (memcached's t/issue_14.t).  Here an expired item kept its bytes until
+ * its key was looked up again, and the store opened a new segment beside
+ * them.  So before the store takes another segment:
+ *
+ *  - the full active segment forgets its dead items, and when at most
+ *    half of it is then live and no reply points into it, its live
+ *    objects slide down to its start (one memmove each, in offset order)
+ *    and appending goes on in the same pages (active_slide);
+ *  - segments whose items have all expired (per dead_by, a hint that a
+ *    later touch may leave stale, which costs one scan that corrects it)
+ *    forget their items and come free, to be reused first (reap_dead).
+ *
+ * An item counts as dead here only a second after it expired (or after a
+ * delayed flush_all took it): a caller that found it alive under the lock
+ * may hold it, and the clock moves at most one second during a lock hold.
+ */
+#define REAP_SCAN 16384   /* items looked at per reap_dead: bounds the lock hold */
+
+bool (*store_item_alive)(const struct item *it, uint32_t now);
+
+static bool reapable(const struct item *it)
+{
+	uint32_t then = clock_secs() - 1;
+
+	if (clock_secs() <= 1)
+		return false;
+	if (store_item_alive)
+		return !store_item_alive(it, then);
+	return it->exptime && it->exptime <= then;
+}
+
+/*
+ * Forget the dead items of s and note the latest expiry of the rest.
+ * Frees s when it empties (unless it is the active one).  Returns the
+ * number of items looked at.
+ */
+static uint32_t seg_reap(uint32_t s)
+{
+	struct seg *g = &segs[s];
+	struct item *it, *next;
+	uint32_t seen = g->nitems;
+
+	assert(seg_holds(g) && !g->pinned);
+	g->pinned = 1;
+	g->dead_by = 0;
+	for (it = g->items; it; it = next) {
+		next = it->snext;
+		if (reapable(it))
+			store_forget(it);
+		else if (!it->exptime)
+			g->dead_by = UINT32_MAX;
+		else if (it->exptime > g->dead_by)
+			g->dead_by = it->exptime;
+	}
+	g->pinned = 0;
+	if (!g->nitems && s != active)
+		seg_free(s);
+	return seen;
+}
+
+/*
+ * Free segments whose items have all been dead for a second, until one
+ * came free or REAP_SCAN items were looked at.
+ */
+static void reap_dead(void)
+{
+	uint32_t seen = 0;
+
+	for (uint64_t n = 0; n < nslots && seen < REAP_SCAN; n++) {
+		uint32_t s = reap_cursor;
+		struct seg *g = &segs[s];
+
+		if (++reap_cursor >= nslots)
+			reap_cursor = 0;
+		if (s == active || !seg_holds(g) || g->pinned || !g->nitems ||
+		    g->dead_by >= clock_secs())
+			continue;
+		seen += seg_reap(s);
+		if (!seg_holds(g))
+			return;
+	}
+}
+
+/*
+ * The active segment is full: reuse its dead bytes in place when at most
+ * half of it is live once its dead items are gone.  Returns true when
+ * need bytes now fit at its end.
+ */
+static bool active_slide(uint64_t need)
+{
+	struct seg *g = &segs[active];
+	struct item *it, *last = NULL;
+	uint64_t pos;
+
+	if (g->pinned || __atomic_load_n(&g->refs, __ATOMIC_ACQUIRE))
+		return false;
+	seg_reap(active);
+	if (g->live * 2 > seg_size || g->live + need > seg_size)
+		return false;
+	/* appended at the head of the list: offsets descend from it */
+	for (it = g->items; it; it = it->snext) {
+		if (last && it->off >= last->off)
+			return false;
+		last = it;
+	}
+	pos = seg_off(active);
+	for (it = last; it; it = it->sprev) {
+		if (it->off != pos)
+			memmove(store_ptr(pos), store_ptr(it->off), it->vlen + 2);
+		it->off = pos;
+		pos += round_up(it->vlen + 2, 8);
+	}
+	g->used = pos - seg_off(active);
+	assert(g->used == g->live);
+	return true;
+}
+
 int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 {
 	uint64_t need = round_up(len, 8);
@@ -830,6 +1012,8 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 
 		if (bytes > budget || n > nslots)
 			return -1;
+		if (!cleaning)
+			reap_dead();
 		s = seg_new(true, n, bytes);
 		if (s == SEG_NONE)
 			return -1;
@@ -839,10 +1023,14 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 		return 0;
 	}
 	if (active == SEG_NONE || segs[active].used + need > seg_size) {
+		if (active != SEG_NONE && !cleaning && active_slide(need))
+			goto append;
 		if (active != SEG_NONE)
 			seg_seal(active);
-		if (!cleaning)
+		if (!cleaning) {
+			reap_dead();
 			store_clean();   /* may open a new active segment */
+		}
 		if (active == SEG_NONE || segs[active].used + need > seg_size) {
 			if (active != SEG_NONE)
 				seg_seal(active);
@@ -851,11 +1039,12 @@ int store_reserve(size_t len, uint32_t *seg, uint64_t *off)
 		if (active == SEG_NONE)
 			return -1;
 	}
+append:
 	assert(segs[active].state == SEG_ACTIVE);
 	*seg = active;
 	*off = seg_off(active) + segs[active].used;
 	segs[active].used += need;
-	segs[active].atime = current_time;
+	segs[active].atime = clock_secs();
 	return 0;
 }
 
@@ -973,7 +1162,6 @@ bool store_touch_hot(struct item *it, uint32_t now)
 #define COMPACT_HOT 8
 #define COMPACT_MAX 16          /* segments per tick: bounds the lock hold */
 #define COMPACT_SCAN 16384      /* objects looked at per tick, likewise */
-static uint32_t compact_cursor;
 
 static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 {
@@ -1068,19 +1256,39 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 			seg_mark(s, round_up(segs[s].used, PAGE));
 }
 
+/* psi mode: lose the coldest segment's objects; its charge, 0 if none. */
+static uint64_t drop_one_coldest(void)
+{
+	uint32_t s = coldest(false);
+	uint64_t charge;
+
+	if (s == SEG_NONE)
+		return 0;
+	charge = segs[s].charge;
+	stats.psi_dropped_bytes += charge;
+	seg_lose_all(s);
+	return charge;
+}
+
 uint64_t store_drop_coldest(uint64_t bytes)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, one = 1;
 
-	while (dropped < bytes) {
-		uint32_t s = coldest(false);
+	while (dropped < bytes && one)
+		dropped += one = drop_one_coldest();
+	return dropped;
+}
 
-		if (s == SEG_NONE)
-			break;
-		dropped += segs[s].charge;
-		stats.psi_dropped_bytes += segs[s].charge;
-		seg_lose_all(s);
+uint64_t store_give_back(uint64_t bytes)
+{
+	uint64_t dropped = 0, one = 1;
+
+	warm_drain();   /* warm segments hold no data: they go first */
+	while (charged() > bytes && one) {
+		dropped += one = drop_one_coldest();
+		warm_drain();
 	}
+	store_set_budget(bytes);
 	return dropped;
 }
 
@@ -1142,7 +1350,7 @@ long store_audit(void)
 		if (g->state == SEG_CONT)
 			continue;
 		if (!seg_marked(g) &&
-		    vol_query(store_fd, (off_t)seg_off(s), (off_t)(n * seg_size)) != 0)
+		    kern_query(seg_off(s), (uint64_t)n * seg_size) != 0)
 			bad++;
 		if (seg_holds(g) || g->state == SEG_ZOMBIE) {
 			used += g->charge;
@@ -1187,18 +1395,20 @@ void store_get_stats(struct store_stats *st)
 }
 
 /*
- * cache_memlimit: a new budget.  The memfd was sized for --memory-max
- * (-m without it), so the budget may shrink and grow up to that, not
- * beyond.  Shrinking evicts the coldest data until the rest fits and
- * punches out the warm segments, so the memory goes back to the system
- * at once.
+ * cache_memlimit: a new budget.  The memfd was reserved for --memory-max,
+ * so the budget may shrink and grow up to that, not beyond; growing puts
+ * more of the reserved slots in use.  Shrinking evicts the coldest data
+ * until the rest fits and punches out the warm segments, so the memory
+ * goes back to the system at once (the slots stay in use, empty).
  */
 int store_set_budget(uint64_t bytes)
 {
-	uint64_t cap = (nslots - 8) / 4 * seg_size;
+	uint64_t cap = (slots_max - 8) / 4 * seg_size;
 
 	if (bytes > cap)
 		return -1;
+	if (slots_for(bytes) > nslots)
+		nslots = slots_for(bytes);   /* reserved slots are FREE (zeroed) */
 	budget = bytes;
 	while (charged() > budget && make_room() == 0)
 		;

@@ -33,6 +33,10 @@ extern int store_fd;
  */
 int store_init(uint64_t maxbytes, bool vol);
 
+/* Before store_init: --mode madvfree (private anonymous memory, MADV_FREE
+ * with a cookie word per page; madvfree.c) instead of a memfd. */
+void store_use_madvfree(void);
+
 /* Release the memfd and tables (tests). */
 void store_destroy(void);
 
@@ -99,10 +103,23 @@ void *store_slot_ptr(uint32_t s, size_t *len);
 void store_spare_put(uint32_t s);
 extern void (*store_spare_wanted)(void);
 
+/*
+ * Whether an item is alive at a second (expiry and flush_all, which the
+ * cache layer above keeps): set by cache_init to cache_alive, so that the
+ * store can reuse the bytes of dead items without calling up a layer.
+ * Unset, only the expiry time counts.
+ */
+extern bool (*store_item_alive)(const struct item *it, uint32_t now);
+
 /* A new budget (cache_memlimit), at most --memory-max (-m without it):
  * evicts down to it and gives the freed pages back.  Returns 0, or -1
  * when bytes is over that. */
 int store_set_budget(uint64_t bytes);
+
+/* psi mode: lose the coldest data (rebuilt or missed, as after a purge)
+ * until the store fits bytes, then make bytes the budget (at most
+ * store_set_budget's bound).  Returns the bytes dropped. */
+uint64_t store_give_back(uint64_t bytes);
 
 /*
  * Debug check: the number of slots that the store believes are not

@@ -26,7 +26,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
 #include "upstream.h"
 
@@ -323,7 +323,7 @@ static void conn_new(struct worker *w, int fd)
 		goto fail;
 	event_add(c->ev, NULL);
 	b->want_read = true;
-	c->last_cmd = current_time;
+	c->last_cmd = clock_secs();
 	pthread_mutex_lock(&reg_lock);
 	b->reg_next = reg_head;
 	if (reg_head)
@@ -465,7 +465,7 @@ void conns_add_listener(int fd)
 	pthread_mutex_lock(&reg_lock);
 	if (nlisteners < MAX_LISTENERS) {
 		listeners[nlisteners] = fd;
-		listeners_since[nlisteners++] = current_time;
+		listeners_since[nlisteners++] = clock_secs();
 	}
 	pthread_mutex_unlock(&reg_lock);
 }
@@ -547,7 +547,7 @@ void conns_emit(struct evbuffer *out, struct conn *self)
 {
 	struct conn_line *v = NULL;
 	size_t n = 0, cap;
-	uint32_t now = current_time;
+	uint32_t now = clock_secs();
 	char addr[128], laddr[128];
 
 	pthread_mutex_lock(&reg_lock);

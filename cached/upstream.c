@@ -50,7 +50,7 @@
 #include <event2/event.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
 #include "store.h"
 #include "thread.h"
@@ -375,7 +375,7 @@ int upstream_set(struct conn *c, const char *key, size_t nkey, uint32_t hv,
 	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && cache_readable(it)) {
-		long exp = it->exptime == 0 ? 0 : it->exptime <= current_time ? -1 :
+		long exp = it->exptime == 0 ? 0 : it->exptime <= clock_secs() ? -1 :
 			   (long)it->exptime;
 
 		if (with_cas)

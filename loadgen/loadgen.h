@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
-#include "../cached/gen.h"
+#include "gen.h"
 #include "hist.h"
 #include "proto.h"
 #include "zipf.h"

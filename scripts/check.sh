@@ -143,13 +143,13 @@ normal_lane() {
 	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
 		--swap 256 --timeout 900 --append appliance.lru_gen=y
 	kunit_suite kunit "$CHECK/kernel-tests.run"
-	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/cached/tests/guest/volatile.sh" \
+	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/image/guest/cached-volatile.sh" \
 		--timeout 900
 	# The experiment of 'make demo', short: one run per mode, small sizes.
 	host_suite demo "$ROOT/scripts/test-demo.sh"
 	# The debug kernel's suites take twice as long: this one evens out
 	# the two lanes.
-	guest_suite debug-cached-guest "$BUILD/bzImage-debug" "$ROOT/cached/tests/guest/volatile.sh" \
+	guest_suite debug-cached-guest "$BUILD/bzImage-debug" "$ROOT/image/guest/cached-volatile.sh" \
 		--timeout 1500
 }
 

@@ -14,9 +14,9 @@
 # The groups are what an experiment's figures depend on: the kernel series
 # (kernel/), the daemon (cached/), the load generator (loadgen/), the
 # scenarios and modes (scripts/scenarios/), and the harness that runs them
-# (the guest job and scripts/demo.sh).  A group's hash is the sha256 of its
-# files' git blob ids and paths, so the clone's files and a commit's hash
-# alike when their contents are equal.  Without git every hash is
+# (the guest job, its sampler and scripts/demo.sh).  A group's hash is the
+# sha256 of its files' git blob ids and paths, so the clone's files and a
+# commit's hash alike when their contents are equal.  Without git every hash is
 # "unknown" and nothing is called stale.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +30,7 @@ paths_of() {
 	cached) echo cached ;;
 	loadgen) echo loadgen ;;
 	scenarios) echo scripts/scenarios ;;
-	harness) echo image/guest/experiment.sh scripts/demo.sh ;;
+	harness) echo image/guest/experiment.sh image/guest/sampler.sh scripts/demo.sh ;;
 	esac
 }
 

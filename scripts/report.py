@@ -226,6 +226,10 @@ class Run:
         m["stress_bogo_ops"] = sum(bogo) if bogo else 0
         m["daemon_oom_killed"] = sum(1 for x in self.oom_lines if re.search(r"Killed process \d+ \(cached\)", x))
         m["purged_ranges"] = self.vm_delta("volatile_purged_ranges", "purged_ranges")
+        if survived and s0 and s1.get("mode") == "madvfree":
+            # MADV_FREE has no counter of its own: the segments the daemon
+            # found freed (a page's cookie read 0) stand for purged ranges
+            m["purged_ranges"] = s1.get("purged_ranges", 0) - s0.get("purged_ranges", 0)
         m["purged_pages"] = self.vm_delta("volatile_purged_pages", "purged_pages")
         m["swap_out_pages"] = self.vm_delta("pswpout", "pswpout")
         for k in ("rebuilds", "purged_objects", "psi_events", "psi_dropped_bytes", "origin_fetches"):

@@ -52,7 +52,7 @@ conf = reportlib.read_env(os.path.join(runs_dir, "scenario.conf"))
 scen = conf.get("NAME", "check")
 modes = conf.get("MODES", "").split()
 # The modes every daemon has; the others may be reported unavailable.
-core = ["pinned", "psi", "volatile", "nopressure", "rightsized"]
+core = ["pinned", "psi", "volatile", "madvfree", "nopressure", "rightsized"]
 figure_keys = ["hit_rate", "p99_us", "oom_kills", "verify_errors", "purged_ranges", "stress_bogo_ops"]
 passed = failed = 0
 
@@ -196,6 +196,9 @@ try:
     ev = max([int(r["psi_events"] or 0) for r in ps] or [0])
     dropped = max([int(r["psi_dropped_bytes"] or 0) for r in ps] or [0])
     check("psi mode reacted to memory pressure", ev > 0 and dropped > 0, "%d PSI events, %d bytes dropped" % (ev, dropped))
+    mf = [r for r in rows if r["mode"] == "madvfree"]
+    given = max([int(r["volatile_bytes"] or 0) for r in mf] or [0])
+    check("madvfree mode gave idle data up with MADV_FREE", given > 0, "%d bytes at most" % given)
 except Exception as e:  # noqa: BLE001
     check("samples.csv parses", False, str(e))
 

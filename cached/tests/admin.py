@@ -6,6 +6,7 @@ replies a bad get takes back exactly as memcached's -R does; -I raises the
 item size limit as memcached's does; stats settings shows all three;
 stats items and stats slabs report memcached's classes;
 lru_crawler metadump lists every live item once, in memcached's format."""
+import os
 import re
 import socket
 import sys
@@ -63,9 +64,19 @@ def memlimit():
     fill(port, b"c", 12000, 4000)
     st = util.stats(port)
     check(int(st["store_bytes"]) > 40 << 20, "grown again: %s" % st["store_bytes"])
+    # without --memory-max the ceiling is the machine's memory, as stats
+    # settings says: past -m is fine, past physical memory is not
+    phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    sset = util.command(port, b"stats settings\r\n")
+    check(b"STAT memory_max %d\r\n" % phys in sset,
+          "stats settings memory_max is physical memory (%d)" % phys)
     r = util.command(port, b"cache_memlimit 65\r\n")
+    check(r == b"OK\r\n", "growth past -m without --memory-max: %r" % r)
+    r = util.command(port, b"cache_memlimit %d\r\n" % ((phys >> 20) + 64))
     check(r == b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
-          "no growth past -m: %r" % r)
+          "no growth past physical memory: %r" % r)
+    r = util.command(port, b"cache_memlimit 64\r\n")
+    check(r == b"OK\r\n", "back to 64m: %r" % r)
     r = util.command(port, b"cache_memlimit 7\r\ncache_memlimit x\r\ncache_memlimit 9 noreply\r\nmn\r\n")
     check(r == b"MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\nERROR\r\nMN\r\n",
           "memcached's errors: %r" % r)
@@ -97,6 +108,32 @@ def memlimit_grow():
     r = util.command(port, b"cache_memlimit 48\r\ncache_memlimit 49\r\n")
     check(r == b"OK\r\nMEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
           "up to --memory-max, not past it: %r" % r)
+    check(proc.poll() is None, "alive")
+    util.stop(proc)
+
+
+def memlimit_grow_default():
+    """Without --memory-max, -m 3 grows to 16m and shrinks back (dyn-maxbytes.t)."""
+    proc, port = util.start_cached("--mode", "pinned", "-m", "3")
+    fill(port, b"d", 40, 66560)
+    st = util.stats(port)
+    ev0 = int(st["evictions"])
+    check(ev0 > 0, "-m 3 evicts 40 values of 65 KB: %d" % ev0)
+    r = util.command(port, b"cache_memlimit 16\r\n")
+    check(r == b"OK\r\n", "grow from 3m to 16m: %r" % r)
+    sset = util.command(port, b"stats settings\r\n")
+    check(b"STAT maxbytes 16777216\r\n" in sset, "stats settings maxbytes 16m")
+    fill(port, b"e", 150, 66560)
+    st = util.stats(port)
+    grown = int(st["store_bytes"])
+    check(grown > 8 << 20, "holds more than 8 MB: %d" % grown)
+    check(grown + int(st["index_bytes"]) <= 16 << 20, "within 16m: %d" % grown)
+    check(int(st["evictions"]) == ev0, "no eviction while it fits: %s" % st["evictions"])
+    r = util.command(port, b"cache_memlimit 8\r\n")
+    check(r == b"OK\r\n", "shrink to 8m: %r" % r)
+    st = util.stats(port)
+    check(int(st["store_bytes"]) + int(st["index_bytes"]) <= 8 << 20,
+          "given back down to 8m: %s" % st["store_bytes"])
     check(proc.poll() is None, "alive")
     util.stop(proc)
 
@@ -218,6 +255,7 @@ def main():
     classes()
     memlimit()
     memlimit_grow()
+    memlimit_grow_default()
     reqs_per_event()
     item_size_max()
     metadump()

@@ -35,6 +35,11 @@ CASES = {
                         b"set e 0 0 32\r\n12345678901234567890" + b"x" * 12 + b"\r\nincr e 1\r\n"
                         b"set f 0 0 31\r\n9" + b" " * 30 + b"\r\nincr f 1\r\nget f\r\n",
     "decr_floor": b"set d 0 0 1\r\n5\r\ndecr d 10\r\nincr d 1 noreply\r\nget d\r\nincr d 1 2\r\ndecr d\r\n",
+    "slabs_automove": b"slabs\r\nslabs automove\r\nslabs automove invalid\r\nslabs automove 0\r\n"
+                      b"slabs automove 1\r\nslabs automove 2\r\nslabs automove 3\r\n"
+                      b"slabs automove 1 noreply\r\nslabs automove ratio\r\nslabs automove ratio 0.5\r\n"
+                      b"slabs automove ratio x\r\nslabs automove ratio 0.5 noreply\r\nslabs foo bar\r\n"
+                      b"slabs automove 1 2\r\nslabs automove -1\r\nslabs reassign\r\nmn\r\n",
     "verbosity": b"verbosity\r\nverbosity x\r\nverbosity 1\r\nverbosity 1 noreply\r\nverbosity 5 junk\r\nverbosity noreply\r\nverbosity 0\r\n",
     "delete_forms": b"set a 0 0 1\r\nx\r\ndelete a 0\r\ndelete a 1\r\ndelete a noreply\r\ndelete a 0 noreply\r\ndelete a x y\r\ndelete a\r\n",
     "flush_forms": b"flush_all x\r\nflush_all 0\r\nflush_all noreply\r\nflush_all 1 2 3\r\nflush_all noreply 5\r\nflush_all -1\r\n",

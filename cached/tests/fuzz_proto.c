@@ -12,23 +12,8 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "proto.h"
-
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 static int initialised;
 
@@ -40,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off = 0;
 
 	if (!initialised) {
+		log_silence();
 		settings.maxbytes = 8u << 20;
 		settings.item_size_max = 64 * 1024;
 		settings.out_max = 1u << 20;

@@ -22,16 +22,23 @@
  *  - the lost-item count never exceeds the index;
  *  - cache_memlimit (half of -m up to --memory-max, 2x -m in half the
  *    seeds) is accepted and the segment bytes fit the new budget;
+ *  - expired bytes are reused (op_reuse, as memcached's t/issue_14.t):
+ *    after values with a TTL expired, new keys of the same sizes fit in
+ *    the segment bytes the expired ones took;
  *  - the meta protocol's mg, through the protocol code: a hit is the
  *    exact value and never carries the purge flag P (there is no origin);
  *    "EN P" only for a key that holds a value in the shadow and was in
  *    the index, reported once (the key is then absent); quiet mode hides
  *    the miss either way.
  *
- *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L]
+ *     fuzz_store [-s FIRST_SEED] [-n SEEDS] [-o OPS_PER_SEED] [-v] [-b] [-L] [-M]
  *
  * -b checks only the bytes served (no audit, no lost-key semantics),
- * -L all but the lost-key semantics.
+ * -L all but the lost-key semantics.  -M runs the store of --mode
+ * madvfree (private anonymous memory, MADV_FREE, a cookie per page) with
+ * the kernel's side played by madvfree.c's test hooks: single pages of
+ * marked segments freed at any moment, between commands and inside the
+ * store's marks and unmarks, and marks that fail with ENOMEM.
  * Prints the first failure of each failing seed and "N passed, N failed"
  * (one per seed).
  */
@@ -47,27 +54,13 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "proto.h"
 #include "stats.h"
 #include "store.h"
+#include "madvfree.h"
 #include "tests/fake_kernel.h"
-
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 #define NKEYS 160
 #define MAXHELD 8
@@ -92,6 +85,7 @@ static uint64_t rs;
 static int verbose;
 static int bytes_only;   /* -b: check only the bytes served */
 static int no_lost;      /* -L: no lost-key semantics checks */
+static int madvfree;     /* -M: the store of --mode madvfree */
 static char failmsg[512];
 static long failop;
 static long op_no;
@@ -536,6 +530,97 @@ static void op_delta(int k, bool incr)
 	}
 }
 
+/*
+ * Expiry reuse, as memcached's t/issue_14.t: after flush_all, a round of
+ * small values with a TTL, the clock past their expiry (ticks now and
+ * then, so their segments may be sealed, marked volatile and purged),
+ * then a round of new keys of the same sizes in the same order.  The
+ * second round must fit in the segment bytes the first took: the expired
+ * bytes are reused, not kept beside the new ones.  When the first round
+ * fit in one segment the store must stay at that one segment; past one,
+ * it may take one more (the dead part of the segment that was active when
+ * the second round began).  No key of the second round may be evicted.
+ */
+static long reuse_rounds, reuse_multi;
+
+static void op_reuse(void)
+{
+	struct store_stats st;
+	uint32_t lens[NKEYS / 2], maxexp = 0, m = 4 + below(NKEYS / 2 - 4);
+	uint64_t target, r1 = 0, u1 = 0, limit = 0, each;
+	/* the budget left beside the index (its bucket array alone may take
+	 * most of a budget that cache_memlimit halved) */
+	uint64_t room = settings.maxbytes > index_mem_bytes() ?
+			settings.maxbytes - index_mem_bytes() : 0;
+
+	store_get_stats(&st);
+	/* both rounds, their end-of-segment waste and one segment more */
+	room = room > 3 * st.seg_size ? (room - 3 * st.seg_size) / 2 : 0;
+	if (room < st.seg_size / 8)
+		return;
+	while (nheld)
+		release_held(0);
+	cache_flush(0);
+	for (int i = 0; i < NKEYS; i++)
+		sh_clear(i);
+	store_get_stats(&st);
+	target = st.seg_size / 8 + below((uint32_t)(3 * st.seg_size));
+	if (target > room)
+		target = room;
+	each = 2 * target / m;
+	if (each > st.seg_size / 4 - 2)
+		each = st.seg_size / 4 - 2;
+	for (uint32_t i = 0; i < m; i++) {
+		lens[i] = 1 + below((uint32_t)each);
+		r1 += (lens[i] + 2 + 7) / 8 * 8;
+	}
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t i = 0; i < m; i++) {
+			int k = (int)(round * m + i);
+			size_t n;
+			const char *key = keyname(k, &n);
+			uint32_t exptime = round ? 0 : current_time + 1 + below(4);
+			char *v = make_value(lens[i], k);
+
+			if (cache_store(CMD_SET, key, n, index_hash(key, n), 0,
+					exptime, v, lens[i], 0) != R_STORED) {
+				free(v);
+				FAIL("reuse: set k%d (%u bytes) refused", k, lens[i]);
+			}
+			sh_set(k, v, lens[i], exptime);
+			free(v);
+			if (exptime > maxexp)
+				maxexp = exptime;
+			store_get_stats(&st);
+			if (round && st.used_bytes > limit)
+				FAIL("reuse: %u values with a TTL took %llu segment bytes; after they expired, %u new ones of the same sizes take %llu",
+				     m, (unsigned long long)u1, i + 1,
+				     (unsigned long long)st.used_bytes);
+		}
+		if (round)
+			break;
+		store_get_stats(&st);
+		u1 = st.used_bytes;
+		limit = r1 <= st.seg_size ? u1 : u1 + st.seg_size;
+		while (current_time <= maxexp) {
+			current_time++;
+			if (below(2))
+				store_tick(current_time, (uint32_t)settings.idle_secs);
+		}
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		struct item *it = peek((int)(m + i));
+
+		if (!it || it->state != ITEM_OK || it->seg == SEG_NONE)
+			FAIL("reuse: k%u evicted or lost", m + i);
+		check_bytes((int)(m + i), it, "reuse");
+		if (failmsg[0])
+			return;
+	}
+	reuse_rounds++;
+	reuse_multi += r1 > st.seg_size;
+}
+
 /* Everything the daemon serves must be right; run now and then. */
 static void audit(void)
 {
@@ -574,6 +659,8 @@ static int run_seed(uint64_t seed, long ops)
 	fake_reset();
 	fake_chaos(below(4) ? 30 + below(100) : 0, below(2) ? below(150) : 0,
 		   below(4) ? 50 + below(300) : 0, rnd());
+	if (madvfree)
+		madv_chaos(below(4) ? 30 + below(200) : 0, below(2) ? below(150) : 0, rnd());
 	failmsg[0] = 0;
 	nheld = 0;
 	if (cache_init(settings.maxbytes, true) < 0) {
@@ -610,11 +697,20 @@ static int run_seed(uint64_t seed, long ops)
 			current_time += below(4) ? 1 : 1 + below(15);
 			store_tick(current_time, (uint32_t)settings.idle_secs);
 		} else if (c < 840) {
-			fake_purge_oldest();
+			if (madvfree)
+				madv_discard_random(rnd());
+			else
+				fake_purge_oldest();
 		} else if (c < 860) {
-			fake_purge_random(rnd());
+			if (madvfree)
+				madv_discard_random(rnd());
+			else
+				fake_purge_random(rnd());
 		} else if (c < 863) {
-			fake_purge_all();
+			if (madvfree)
+				madv_discard_all();
+			else
+				fake_purge_all();
 		} else if (c < 866) {
 			/* cache_memlimit: shrink to 1/2..1 of -m, or back, or
 			 * grow up to --memory-max */
@@ -645,6 +741,8 @@ static int run_seed(uint64_t seed, long ops)
 				release_held((int)below((uint32_t)nheld));
 		} else if (c < 940) {
 			op_mg(k);
+		} else if (c < 942) {
+			op_reuse();
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
 			op_get(k);
@@ -682,7 +780,8 @@ int main(int argc, char **argv)
 	long seeds = 50, ops = 4000;
 	int opt, pass = 0, fail = 0;
 
-	while ((opt = getopt(argc, argv, "s:n:o:vbL")) != -1) {
+	log_silence();
+	while ((opt = getopt(argc, argv, "s:n:o:vbLM")) != -1) {
 		switch (opt) {
 		case 's':
 			first = strtoull(optarg, NULL, 0);
@@ -702,8 +801,12 @@ int main(int argc, char **argv)
 		case 'L':
 			no_lost = 1;
 			break;
+		case 'M':
+			madvfree = 1;
+			store_use_madvfree();
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L]\n",
+			fprintf(stderr, "usage: %s [-s FIRST_SEED] [-n SEEDS] [-o OPS] [-v] [-b] [-L] [-M]\n",
 				argv[0]);
 			return 64;
 		}
@@ -716,6 +819,8 @@ int main(int argc, char **argv)
 	}
 	printf("mg: %ld hits, %ld purged misses (EN P), %ld other misses; %ld budget changes\n",
 	       mg_hits, mg_purged, mg_misses, budget_changes);
+	printf("expiry reuse: %ld rounds, %ld past one segment\n",
+	       reuse_rounds, reuse_multi);
 	printf("%d passed, %d failed\n", pass, fail);
 	return fail ? 1 : 0;
 }

@@ -22,10 +22,13 @@ run() {
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+run layers $PY tests/layers.py
 run unit tests/unit
 run unit-asan build-asan/unit
 run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
 run fuzz-store-asan build-asan/fuzz_store -s 100001 -n 60 -o 4000
+run fuzz-store-madvfree tests/fuzz_store -M -s 1 -n 100 -o 4000
+run fuzz-store-madvfree-asan build-asan/fuzz_store -M -s 200001 -n 40 -o 4000
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
@@ -42,8 +45,11 @@ run admin $PY tests/admin.py
 run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py
 run volatility-host-asan env CACHED_BIN=build-asan/cached $PY tests/volatility.py
+run psi-band $PY tests/psi.py
+run psi-band-asan env CACHED_BIN=build-asan/cached $PY tests/psi.py
 run clock-step $PY tests/clock.py
-run guest-script sh tests/guest/check-script.sh
+run tsan $PY tests/tsan.py ${TSAN_SECONDS:-12}
+run guest-script sh tests/guest-job.sh
 run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus
 run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \

@@ -14,28 +14,14 @@
 #include <event2/buffer.h>
 
 #include "cache.h"
-#include "cached.h"
+#include "daemon.h"
 #include "index.h"
 #include "origin.h"
 #include "proto.h"
+#include "psi.h"
 #include "stats.h"
 #include "store.h"
 #include "tests/fake_kernel.h"
-
-struct settings settings;
-struct stats stats;
-pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
-uint64_t stat_listen_disabled;
-uint64_t stat_bytes_read, stat_bytes_written;
-volatile uint32_t current_time;
-uint32_t process_started;
-
-void logmsg(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 static int failures, checks;
 
@@ -929,8 +915,55 @@ static void test_verify_reply(void)
 	printf("ok - verify covers replies\n");
 }
 
+/*
+ * The psi mode's band controller against its rules, over random bands and
+ * random free-memory readings: never more than the cap given back, at most
+ * a step a poll, a step up below the band (up to the cap), a step down
+ * above it (down to 0), no change inside it; and a run of low readings
+ * reaches the cap, a run of high ones gives it all back.
+ */
+static void test_psi_band(void)
+{
+	unsigned seed = 7;
+	int bad = 0, reached = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		struct psi_band b;
+		uint64_t given = 0, next, f;
+
+		b.low = (uint64_t)(rand_r(&seed) % 512 + 1) << 20;
+		b.high = b.low + ((uint64_t)(rand_r(&seed) % 256) << 20);
+		b.step = (uint64_t)(rand_r(&seed) % 64 + 1) << 20;
+		b.cap = (uint64_t)(rand_r(&seed) % 200) << 20;
+		for (int poll = 0; poll < 50; poll++) {
+			f = (uint64_t)(rand_r(&seed) % 1024) << 20;
+			next = psi_band_next(&b, given, f);
+			if (next > b.cap)
+				bad++;
+			if (f < b.low && next != (given + b.step < b.cap ? given + b.step : b.cap))
+				bad++;
+			if (f > b.high && next != (given > b.step ? given - b.step : 0))
+				bad++;
+			if (f >= b.low && f <= b.high && next != given)
+				bad++;
+			given = next;
+		}
+		for (int poll = 0; poll <= (int)(b.cap / b.step) + 1; poll++)
+			given = psi_band_next(&b, given, b.low ? b.low - 1 : 0);
+		reached += given == b.cap;
+		for (int poll = 0; poll <= (int)(b.cap / b.step) + 1; poll++)
+			given = psi_band_next(&b, given, b.high + 1);
+		if (given)
+			bad++;
+	}
+	CHECK(bad == 0, "psi band: %d broken rules", bad);
+	CHECK(reached == 2000, "psi band: %d of 2000 bands reach the cap", reached);
+	printf("ok - psi band controller\n");
+}
+
 int main(void)
 {
+	log_silence();
 	test_index();
 	test_semantics();
 	test_eviction();
@@ -945,6 +978,7 @@ int main(void)
 	test_meta_model();
 	test_lost_semantics();
 	test_verify_reply();
+	test_psi_band();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

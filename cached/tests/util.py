@@ -99,8 +99,8 @@ def command(port, data, timeout=2.0, pieces=None):
     return out
 
 
-def stats(port):
-    out = command(port, b"stats\r\n").decode()
+def stats(port, group=None):
+    out = command(port, ("stats %s\r\n" % group if group else "stats\r\n").encode()).decode()
     res = {}
     for line in out.splitlines():
         p = line.split(" ", 2)

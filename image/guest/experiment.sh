@@ -209,45 +209,15 @@ until stats | grep -q '^STAT pid'; do
 	sleep 0.2
 done
 
-# The sampler: one CSV row a second until /tmp/stop-sampler appears.
+# The sampler (sampler.sh): one CSV row a second until /tmp/stop-sampler
+# appears.
 echo warmup >/tmp/phase
 cat /proc/vmstat >"$OUT/vmstat-start.txt"
 cat /proc/meminfo >"$OUT/meminfo-start.txt"
-echo "t,phase,mem_available_kb,mem_free_kb,shmem_kb,volatile_kb,purged_ranges,purged_pages,oom_kill,psi_some_us,psi_full_us,daemon_up,cmd_get,get_hits,get_misses,origin_fetches,rebuilds,purged_objects,purge_misses,volatile_bytes,volatile_ranges,curr_items,bytes,evictions,psi_events,psi_dropped_bytes,stress_procs,stress_rss_kb,swap_used_kb,pswpout,pswpin,cg_daemon_kb" >"$OUT/samples.csv"
-sample() {
-	t=$(up)
-	ph=$(cat /tmp/phase)
-	stats >/tmp/stats.txt
-	{
-		sed 's/^/M /' /proc/meminfo
-		sed 's/^/V /' /proc/vmstat
-		sed 's/^/P /' /proc/pressure/memory 2>/dev/null
-		sed 's/^/S /' /tmp/stats.txt
-		grep -h -E '^(Name|VmRSS):' /proc/[0-9]*/status 2>/dev/null | sed 's/^/X /'
-		[ -z "$cg_daemon" ] || echo "C $(cat "$cg_daemon/memory.current" 2>/dev/null)"
-	} | awk -v t="$t" -v ph="$ph" '
-	$1 == "M" { sub(":", "", $2); m[$2] = $3 }
-	$1 == "V" { v[$2] = $3 }
-	$1 == "P" { for (i = 3; i <= NF; i++) if ($i ~ /^total=/) { sub("total=", "", $i); p[$2] = $i } }
-	$1 == "S" && $2 == "STAT" { s[$3] = $4; up = 1 }
-	$1 == "X" && $2 == "Name:" { isst = ($3 ~ /^stress-ng/); if (isst) np++ }
-	$1 == "X" && $2 == "VmRSS:" && isst { rss += $3 }
-	$1 == "C" { cg = int($2 / 1024) }
-	function z(x) { return x == "" ? 0 : x }
-	END {
-		printf "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", t, ph, z(m["MemAvailable"]), z(m["MemFree"]), z(m["Shmem"]), z(m["Volatile"]), z(v["volatile_purged_ranges"]), z(v["volatile_purged_pages"]), z(v["oom_kill"]), z(p["some"]), z(p["full"]), up + 0
-		n = split("cmd_get get_hits get_misses origin_fetches rebuilds purged_objects purge_misses volatile_bytes volatile_ranges curr_items bytes evictions psi_events psi_dropped_bytes", k, " ")
-		for (i = 1; i <= n; i++) printf ",%s", (up ? z(s[k[i]]) : "")
-		printf ",%d,%d,%d,%d,%d,%s\n", np, rss, z(m["SwapTotal"]) - z(m["SwapFree"]), z(v["pswpout"]), z(v["pswpin"]), cg
-	}' >>"$OUT/samples.csv"
-}
-(
-	while [ ! -f /tmp/stop-sampler ]; do
-		sample
-		sleep 1
-	done
-	sample
-) &
+sampler_cg=""
+[ -z "$cg_daemon" ] || sampler_cg="-c $cg_daemon"
+# shellcheck disable=SC2086 # $sampler_cg is empty or "-c DIR"
+sh /usr/share/appliance/sampler.sh -p $PORT -i 1 -f /tmp/phase $sampler_cg "$OUT/samples.csv" &
 sampler_pid=$!
 
 # Meta gets (loadgen --meta) when the daemon answers them: loadgen then

@@ -23,9 +23,8 @@
 #                  and --idle
 #   MAX_SECONDS    the job ends by itself after this long
 #
-# Results in $OUT: samples.txt (one line every 2 s: guest uptime,
-# MemAvailable and Volatile kB, memory PSI some avg10, cached's
-# purged_ranges, rebuilds, bytes, stress state), events.txt, cached.log,
+# Results in $OUT: samples.csv (sampler.sh, one row every 2 s: the
+# kernel's memory figures, PSI and cached's counters), events.txt, cached.log,
 # stress.log, stats-end.txt, meminfo-end.txt, near-stats-end.txt,
 # near-loadgen.json.
 cd "$(dirname "$0")" || exit 1
@@ -77,12 +76,11 @@ start_near() {
 	event "near cache on 127.0.0.1:11212 (-m $NEAR_MB, --idle $NEAR_IDLE, origin memcache:$NEAR_ORIGIN), loadgen at $NEAR_RATE ops/s over $NEAR_KEYS keys"
 }
 
-# sv NAME: a value of the stats reply in $st, 0 when absent
-sv() { echo "$st" | awk -v k="$1" '$2 == k { v = $3 } END { print v + 0 }'; }
-
 STRESS_PID="" stressing=0 state=wait
 start=$(date +%s)
-echo "# uptime_s mem_available_kb volatile_kb psi_some_avg10 purged_ranges rebuilds bytes stress" >"$OUT/samples.txt"
+rm -f /tmp/stop-sampler
+sh /usr/share/appliance/sampler.sh -i 2 "$OUT/samples.csv" &
+SAMPLER_PID=$!
 while :; do
 	ctl=$(mc_get fleet:ctl)
 	case $ctl in
@@ -126,13 +124,10 @@ while :; do
 	[ "$state" = stop ] && break
 	[ $(($(date +%s) - start)) -lt "$MAX_SECONDS" ] || { event "MAX_SECONDS reached"; break; }
 	kill -0 "$CACHED_PID" 2>/dev/null || { event "cached exited"; break; }
-	psi=$(sed -n 's/^some avg10=\([0-9.]*\).*/\1/p' /proc/pressure/memory 2>/dev/null)
-	st=$(printf 'stats\r\nquit\r\n' | timeout 3 nc 127.0.0.1 11211 2>/dev/null | tr -d '\r')
-	vol=$(meminfo Volatile)
-	echo "$(uptime_s) $(meminfo MemAvailable) ${vol:-0} ${psi:-0}" \
-		"$(sv purged_ranges) $(sv rebuilds) $(sv bytes) $stressing" >>"$OUT/samples.txt"
 	sleep 2
 done
+touch /tmp/stop-sampler
+wait "$SAMPLER_PID"
 
 [ -n "$STRESS_PID" ] && kill "$STRESS_PID" 2>/dev/null
 if [ -n "$NEAR_LG_PID" ]; then

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cached/gen.h"
+#include "gen.h"
 #include "proto.h"
 #include "zipf.h"
 #include "tap.h"

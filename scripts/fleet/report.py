@@ -14,6 +14,7 @@ latency.svg, nodes.svg, purges.svg, guest.svg, and summary.txt (the
 table fleet.sh prints).  Python standard library and gnuplot only.
 """
 import argparse
+import csv
 import html
 import json
 import os
@@ -262,22 +263,23 @@ class Fleet:
         return None
 
     def guest_samples(self, i):
-        """[(t, mem_available_kb, volatile_kb, psi, purged, rebuilds, bytes, stress)],
-        t on the host's time axis (guest_clock)."""
-        p = os.path.join(self.runs, f"node{i}", "out", "samples.txt")
+        """[(t, mem_available_kb, volatile_kb, psi_some_avg10, purged_ranges,
+        rebuilds, bytes, stress)] from the node's samples.csv (written by
+        image/guest/sampler.sh), t on the host's time axis (guest_clock)."""
+        p = os.path.join(self.runs, f"node{i}", "out", "samples.csv")
         clock = self.guest_clock(i)
         if not os.path.exists(p) or not clock:
             return []
+        cols = ("mem_available_kb", "volatile_kb", "psi_some_avg10",
+                "cached_purged_ranges", "rebuilds", "bytes")
         rows = []
-        for line in open(p):
-            if line.startswith("#"):
-                continue
-            try:
-                v = [float(x) for x in line.split()]
-            except ValueError:
-                continue
-            if len(v) == 8:
-                v[0] = clock(v[0])
+        with open(p, newline="") as f:
+            for r in csv.DictReader(f):
+                try:
+                    v = [clock(float(r["t"]))] + [float(r[c] or 0) for c in cols]
+                    v.append(1.0 if float(r["stress_procs"] or 0) > 0 else 0.0)
+                except (KeyError, TypeError, ValueError):
+                    continue
                 rows.append(v)
         return rows
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# volatile.sh - guest test of cached on the kernel with volatile ranges.
+# cached-volatile.sh - guest test of cached on the kernel with volatile ranges.
 #
 # Runs as root in the QEMU guest (busybox applets, /usr/bin/cached,
 # /usr/bin/mcclient, maybe /usr/bin/stress-ng; ~512 MiB RAM, no swap):
@@ -59,7 +59,35 @@ vmstat_purged() { # ranges purged by the kernel so far (0 when not counted)
 	echo "${v:-0}"
 }
 oom_kills() { dmesg 2>/dev/null | grep -c -i -e "killed process" -e "oom-kill" ; }
+# Purge with drop_caches, in the background with a deadline: a hung
+# drop_caches must not hang the whole test, and its kernel stack tells why.
+# No sync first: in an earlier run of this test a sync before it blocked
+# for minutes, while drop_caches alone returns in about a second.
+drop_caches() {
+	(echo 3 >/proc/sys/vm/drop_caches) &
+	dpid=$!
+	i=0
+	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if kill -0 "$dpid" 2>/dev/null; then
+		echo "# drop_caches still running after ${i}s; its kernel stack:"
+		sed 's/^/#   /' "/proc/$dpid/stack" 2>/dev/null
+		grep -i volatile /proc/meminfo /proc/vmstat 2>/dev/null | sed 's/^/#   /'
+		kill -9 "$dpid" 2>/dev/null
+	else
+		echo "# drop_caches took ${i}s"
+	fi
+}
 alive() { kill -0 "$PID" 2>/dev/null; }
+wait_up() { # wait_up PORT: until a daemon answers stats there (5 s at most)
+	i=0
+	while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$1" stats >/dev/null 2>&1; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 alive2() { kill -0 "$PID2" 2>/dev/null; }
 m2() { # m2 GEN PREFIX ARGS...: the second daemon
 	g=$1
@@ -96,24 +124,11 @@ meta_purge_flag() {
 	"$CACHED" -u root -l 127.0.0.1 -p "$mport" -m 64 -t 2 --idle "$IDLE" \
 		>>"$LOG" 2>&1 &
 	mpid=$!
-	i=0
-	while [ $i -lt 50 ] && ! mm stats >/dev/null 2>&1; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_up "$mport"
 	out=$("$MCCLIENT" -p "$mport" -g "$GEN" -k meta: fill 2000 2>>"$LOG")
 	echo "# meta: fill: $out; purged_ranges before: $(mm stat purged_ranges)"
 	sleep $((IDLE + 3))
-	if [ -z "$HOST_CHECK" ]; then
-		(echo 3 >/proc/sys/vm/drop_caches) &
-		dpid=$!
-		i=0
-		while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-			sleep 1
-			i=$((i + 1))
-		done
-		kill -9 "$dpid" 2>/dev/null
-	fi
+	[ -n "$HOST_CHECK" ] || drop_caches
 	r1=$(mm meta "mg meta:1 s")
 	r2=$(mm meta "mg meta:1 s")
 	echo "# meta: mg of a purged key: '$r1', then '$r2'; purged_ranges=$(mm stat purged_ranges) purge_misses=$(mm stat purge_misses)"
@@ -149,11 +164,7 @@ oom_before=$(oom_kills)
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT" -m "$MEM" -t 2 --idle "$IDLE" \
 	--origin "gen:$GEN" --verify -v >"$LOG" 2>&1 &
 PID=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT"
 check "daemon started" alive
 
 mode=$(mstat mode)
@@ -178,11 +189,7 @@ check "stats count volatile bytes" [ "$vb" -gt 0 ]
 # Slot reuse while volatile, on the second daemon.
 "$CACHED" -u root -l 127.0.0.1 -p "$PORT2" -m 16 -t 2 --idle "$IDLE2" -v >"$LOG2" 2>&1 &
 PID2=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT2" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT2"
 check "second daemon started (-m 16, no --verify, no origin)" alive2
 filled() { # filled OUT N
 	[ "$1" = "keys=$2 stored=$2" ]
@@ -225,14 +232,7 @@ check "every byte right in the reused slots" reuse_verify
 if [ -n "$HOST_CHECK" ]; then
 	skip "purge while the reused slots are hot (host check)"
 else
-	(echo 3 >/proc/sys/vm/drop_caches) &
-	dpid=$!
-	i=0
-	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-		sleep 1
-		i=$((i + 1))
-	done
-	kill -9 "$dpid" 2>/dev/null
+	drop_caches
 	LABEL="reused, purged while hot:"
 	check "every byte right after a purge while the reused slots are hot" reuse_verify
 fi
@@ -241,25 +241,7 @@ if [ -n "$HOST_CHECK" ]; then
 	skip "drop_caches purge (host check)"
 else
 	pur0=$(vmstat_purged)
-	# in the background with a deadline: a hung drop_caches must not hang
-	# the whole test, and its kernel stack tells why.  No sync first: in an
-	# earlier run of this test a sync before it blocked for minutes, while
-	# drop_caches alone returns in about a second.
-	(echo 3 >/proc/sys/vm/drop_caches) &
-	dpid=$!
-	i=0
-	while [ $i -lt 120 ] && kill -0 "$dpid" 2>/dev/null; do
-		sleep 1
-		i=$((i + 1))
-	done
-	if kill -0 "$dpid" 2>/dev/null; then
-		echo "# drop_caches still running after ${i}s; its kernel stack:"
-		sed 's/^/#   /' "/proc/$dpid/stack" 2>/dev/null
-		grep -i volatile /proc/meminfo /proc/vmstat 2>/dev/null | sed 's/^/#   /'
-		kill -9 "$dpid" 2>/dev/null
-	else
-		echo "# drop_caches took ${i}s"
-	fi
+	drop_caches
 	sleep 1
 	vol2=$(meminfo_volatile)
 	pur1=$(vmstat_purged)
@@ -304,11 +286,7 @@ check "second daemon lives" alive2
 PORT3=$((PORT2 + 1))
 "$CACHED" -u nobody -l 127.0.0.1 -p "$PORT3" -m 16 -t 1 --mode psi >"$LOG2.psi" 2>&1 &
 PID3=$!
-i=0
-while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT3" stats >/dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_up "$PORT3"
 psimode=$("$MCCLIENT" -p "$PORT3" stat mode 2>/dev/null)
 kill -TERM "$PID3" 2>/dev/null
 wait "$PID3"

@@ -5,7 +5,8 @@
  * the daemon can rebuild any object it lost to a purge and the load generator
  * can check every byte it receives without keeping a copy.  This file and
  * gen.c are the one definition of that function; cached and loadgen both
- * compile them.
+ * compile them from here (cached/lib/ holds what the daemon shares with
+ * the programs that talk to it).
  *
  * The formula (docs/gen-origin.md says the same in words):
  *

@@ -1,5 +1,6 @@
 /*
- * cached.h - shared declarations of the cache daemon.
+ * daemon.h - what every part of the daemon shares: settings, counters,
+ * cache_lock, the clock and logging (defined in daemon.c).
  *
  * Design: one process, one libevent event_base per worker thread (the
  * memcached model) plus the main thread, which accepts connections, hands
@@ -11,8 +12,8 @@
  * system call on the hot path, no origin fetch).  Settings are written
  * once at start-up.
  */
-#ifndef CACHED_H
-#define CACHED_H
+#ifndef DAEMON_H
+#define DAEMON_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -25,7 +26,9 @@
 #define CACHED_VERSION "1.6.18-cached-0.1"
 #define KEY_MAX_LENGTH 250
 
-enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI };
+enum cache_mode { MODE_PINNED, MODE_VOLATILE, MODE_PSI, MODE_MADVFREE };
+/* --psi-policy: band (a free-memory band, as CacheLib's MemoryMonitor) or trigger */
+enum psi_policy { PSI_BAND, PSI_TRIGGER };
 enum origin_kind { ORIGIN_NONE, ORIGIN_GEN, ORIGIN_DIR, ORIGIN_MEMCACHE };
 
 struct settings {
@@ -53,6 +56,11 @@ struct settings {
 	uint32_t psi_stall_us;   /* trigger: stall per window */
 	uint32_t psi_window_us;
 	uint32_t psi_drop_pct;   /* percent of the cache dropped per event */
+	enum psi_policy psi_policy;
+	uint64_t psi_low, psi_high;  /* band of free memory, bytes (0: derived) */
+	uint32_t psi_step_pct;   /* band: share of (high - low) per poll */
+	uint32_t psi_max_pct;    /* band: most of the cache given back */
+	uint32_t psi_interval_ms;  /* band: poll interval */
 	uint64_t out_max;        /* per-connection output bound */
 	bool detail;             /* per-prefix stats (stats detail on, -D) */
 	char prefix_delim;       /* -D, default ':' */
@@ -74,6 +82,7 @@ struct stats {
 	uint64_t purged_ranges, purged_objects, rebuilds, rebuild_usec;
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
+	uint64_t psi_polls, psi_reclaims, psi_advised_bytes, psi_free_bytes;
 	uint64_t compacted_objects, cleaned_objects, cleaned_segments;
 	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };
@@ -132,13 +141,31 @@ extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 
-/* Wall clock in seconds, refreshed by the main thread's timer. */
-extern volatile uint32_t current_time;
+/*
+ * Wall clock in seconds, refreshed by the main thread's timer and read by
+ * every thread: through clock_secs() and clock_set(), relaxed atomics (a
+ * reader may see the previous second, never a torn value).  Single-threaded
+ * tests may assign current_time directly.
+ */
+extern uint32_t current_time;
 extern uint32_t process_started;
+
+static inline uint32_t clock_secs(void)
+{
+	return __atomic_load_n(&current_time, __ATOMIC_RELAXED);
+}
+
+static inline void clock_set(uint32_t t)
+{
+	__atomic_store_n(&current_time, t, __ATOMIC_RELAXED);
+}
 
 /* Log a line to stderr when settings.verbose >= level. */
 void logmsg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Make logmsg print nothing from now on (the test harnesses). */
+void log_silence(void);
 
 static inline uint64_t now_usec(void)
 {
