@@ -159,10 +159,14 @@ debug_lane() {
 	kunit_suite debug-kunit "$CHECK/debug-kernel-tests.run"
 	guest_suite debug-kernel-stress "$BUILD/bzImage-debug" "$ROOT/image/guest/kernel-stress.sh" \
 		--timeout 900
+	# The daemon in a memory cgroup: a hog in its cgroup purges its
+	# ranges without an OOM kill, a neighbour's reclaim purges none.
+	guest_suite cached-memcg "$BUILD/bzImage" "$ROOT/image/guest/cached-memcg.sh" \
+		--timeout 600
 }
 
 GUEST_SUITES="series runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
-	debug-kernel-stress debug-cached-guest series-steps"
+	debug-kernel-stress debug-cached-guest cached-memcg series-steps"
 guest_wanted=0
 for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done
 if [ "$guest_wanted" = 1 ]; then
