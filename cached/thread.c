@@ -40,6 +40,10 @@ struct worker {
 	size_t qn, qcap;
 	struct upstream *up;
 	struct conn_box *pend;   /* replies to send when this loop pass ends */
+	/* calls other threads asked this worker to run (worker_post) */
+	struct event *posted;
+	pthread_mutex_t plock;
+	struct worker_call *phead, *ptail;
 };
 
 /* Per-connection reference count lives beside the struct. */
@@ -363,6 +367,39 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Run the calls other threads posted, in the order they were posted. */
+static void posted_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	struct worker_call *p;
+	(void)fd;
+	(void)what;
+
+	pthread_mutex_lock(&w->plock);
+	p = w->phead;
+	w->phead = w->ptail = NULL;
+	pthread_mutex_unlock(&w->plock);
+	while (p) {
+		struct worker_call *next = p->next;
+
+		p->fn(p);       /* may free p */
+		p = next;
+	}
+}
+
+void worker_post(struct worker *w, struct worker_call *call)
+{
+	call->next = NULL;
+	pthread_mutex_lock(&w->plock);
+	if (w->ptail)
+		w->ptail->next = call;
+	else
+		w->phead = call;
+	w->ptail = call;
+	pthread_mutex_unlock(&w->plock);
+	event_active(w->posted, EV_READ, 0);
+}
+
 /*
  * Leave the loop from inside it: event_base_loopbreak() from another thread
  * is lost when it comes before the worker has entered its loop (the loop
@@ -397,6 +434,11 @@ int threads_init(int n)
 		if (!w->stop)
 			return -1;
 		pthread_mutex_init(&w->qlock, NULL);
+		w->posted = event_new(w->base, -1, EV_PERSIST, posted_cb, w);
+		if (!w->posted)
+			return -1;
+		event_add(w->posted, NULL);
+		pthread_mutex_init(&w->plock, NULL);
 	}
 	return 0;
 }
