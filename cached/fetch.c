@@ -26,9 +26,12 @@
 #define _GNU_SOURCE
 #include "fetch.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "daemon.h"
@@ -37,6 +40,9 @@
 #include "thread.h"
 
 #define FLIGHT_BUCKETS 1024     /* power of two */
+#ifndef FETCH_NICE
+#define FETCH_NICE 10           /* fetch threads' nice, above the daemon's */
+#endif
 
 struct fetch_job;
 
@@ -164,6 +170,21 @@ static void fetch_run(struct fetch_job *job)
 static void *fetch_main(void *arg)
 {
 	(void)arg;
+	/*
+	 * A fetch may burn CPU (gen's cost, a computation standing for a
+	 * database query): it runs below the workers' priority, so that a
+	 * worker woken by a client's request takes the core at once instead
+	 * of queueing behind rebuilds.  Lowering one's own priority needs no
+	 * privilege; on failure the thread runs at the daemon's priority.
+	 */
+	int nice_now;
+
+	errno = 0;
+	nice_now = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno == 0 && setpriority(PRIO_PROCESS, (id_t)gettid(),
+				      nice_now + FETCH_NICE > 19 ? 19 :
+				      nice_now + FETCH_NICE) < 0)
+		logmsg(1, "fetch thread: setpriority: %s", strerror(errno));
 	pthread_mutex_lock(&fetch_lock);
 	for (;;) {
 		struct fetch_job *job;
