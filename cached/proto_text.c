@@ -543,12 +543,15 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			it = cache_fill(key, nkey, hv, flags, val, vlen);
 			if (it && touch)
 				it->exptime = exptime;
-			if (it)
+			if (it) {
+				/* sent to the client: a hit before, for mg h */
+				item_mark_fetched(it);
 				emit_item(c->gbuf, it, ret_cas);
-			else    /* no room: serve the origin's bytes as they are */
+			} else {  /* no room: serve the origin's bytes as they are */
 				emit_header(c->gbuf, key, nkey, flags, vlen,
-					    ret_cas, 0),
+					    ret_cas, 0);
 				evbuffer_add(c->gbuf, val, vlen + 2);
+			}
 			free(val);
 			count_get(touch, true);
 			cache_unlock();

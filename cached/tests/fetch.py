@@ -15,7 +15,13 @@ event loop.
                 with cost 0 and 1 fetch thread or several, compared byte for
                 byte with a shadow model (a key not set reads the formula);
   dir           a dir origin through the pool: a file's bytes, a miss for
-                an absent file or a ".." key, the connection lives on.
+                an absent file or a ".." key, the connection lives on;
+  inline-diff   random sessions of get, gat, gats, mg with random flags
+                (v s f k O q h N R T), set, add, append, delete, touch and
+                incr, over a dir origin that holds half of the keys, sent
+                to a daemon with the pool and to one with --fetch-threads 0
+                (every fetch inline): the replies must be byte for byte
+                the same.
 """
 import os
 import random
@@ -326,6 +332,61 @@ def test_dir():
         os.rmdir(d)
 
 
+def test_inline_diff(seed, sessions=40):
+    rnd = random.Random(seed)
+    d = tempfile.mkdtemp()
+    keys = [b"d%d" % i for i in range(16)]
+    for k in keys[::2]:
+        with open(os.path.join(d, k.decode()), "wb") as f:
+            f.write(bytes(rnd.choice(ALPHABET) for _ in range(rnd.randint(0, 400))))
+    pool, pport = util.start_cached("-t", "1", "--origin", "dir:" + d)
+    inline, iport = util.start_cached("-t", "1", "--fetch-threads", "0", "--origin", "dir:" + d)
+    mflags = [b"v", b"s", b"f", b"k", b"O7", b"q", b"h", b"N30", b"R30", b"T40"]
+    try:
+        diffs = 0
+        for sess in range(sessions):
+            lines = []
+            for _ in range(rnd.randint(1, 25)):
+                k = rnd.choice(keys)
+                r = rnd.random()
+                if r < 0.2:
+                    lines.append(b"get " + b" ".join(rnd.choice(keys) for _ in range(rnd.randint(1, 5))))
+                elif r < 0.3:
+                    lines.append(b"gat %d %s" % (rnd.choice([0, 100]), k))
+                elif r < 0.55:
+                    fl = rnd.sample(mflags, rnd.randint(0, 5))
+                    lines.append(b"mg " + k + (b" " + b" ".join(fl) if fl else b""))
+                elif r < 0.7:
+                    v = bytes(rnd.choice(ALPHABET) for _ in range(rnd.randint(0, 30)))
+                    verb = rnd.choice([b"set", b"add", b"append"])
+                    lines.append(b"%s %s %d 0 %d\r\n%s" % (verb, k, rnd.randint(0, 5), len(v), v))
+                elif r < 0.8:
+                    lines.append(b"delete " + k)
+                elif r < 0.9:
+                    lines.append(b"touch %s %d" % (k, rnd.choice([0, 100])))
+                else:
+                    lines.append(b"incr %s 1" % k)
+            data = b"".join(ln + b"\r\n" for ln in lines) + b"mn\r\n"
+            a = util.command(pport, data, timeout=5)
+            b = util.command(iport, data, timeout=5)
+            if a != b:
+                diffs += 1
+                at = next(i for i in range(min(len(a), len(b)) + 1) if a[i:i + 1] != b[i:i + 1])
+                check(False, "inline-diff %d session %d: %r\n  differ at byte %d: pool %r, inline %r"
+                      % (seed, sess, data, at, a[max(0, at - 80):at + 80], b[max(0, at - 80):at + 80]))
+                if diffs > 2:
+                    break
+        check(diffs == 0, "inline-diff %d: the pool answers as inline fetches do" % seed)
+        st = util.stats(pport)
+        check(int(st["origin_fetches"]) > 0, "inline-diff %d: the pool fetched (%s)"
+              % (seed, st["origin_fetches"]))
+    finally:
+        check(util.stop(pool) == 0 and util.stop(inline) == 0, "inline-diff: daemons exit cleanly")
+        for n in os.listdir(d):
+            os.unlink(os.path.join(d, n))
+        os.rmdir(d)
+
+
 def main():
     check(gen_value(b"key:0")[:24] == b"dJXfoNozF3VwnV2diYvu6Lcz", "the formula's example")
     test_hit_latency()
@@ -334,6 +395,8 @@ def main():
     for seed, nthreads in ((1, 1), (2, 4), (3, 0)):
         test_model(seed, nthreads)
     test_dir()
+    for seed in (1, 2, 3):
+        test_inline_diff(seed)
     return check.finish()
 
 
