@@ -265,14 +265,17 @@ def print_stall(res):
     print()
     print("origin stall: cached -t 1 --origin gen:cost=%d (%d ms of CPU per fetch); hits on "
           "1,000 warmed keys at %d/s open loop (loadgen -c 2), p99 alone and while loadgen -c 8 "
-          "streams misses of keys never set; median over rounds of %gs" %
+          "streams misses of keys never set; median over rounds of %gs [min, max]" %
           (STALL_COST, STALL_COST // 1000, STALL_RATE, STALL_SECONDS))
-    print("%-18s %7s %14s %18s %16s" % ("fetch threads", "rounds", "hit p99 alone",
-                                        "hit p99 w/ misses", "misses streamed"))
+    print("%-16s %6s %24s %24s %9s" % ("fetch threads", "rounds", "hit p99 alone, ms",
+                                       "hit p99 w/ misses, ms", "misses"))
+
+    def cell(xs):
+        return "%8.1f [%.1f, %.1f]" % (statistics.median(xs) / 1e3, min(xs) / 1e3, max(xs) / 1e3)
     for threads, (alone, busy, streamed) in res.items():
-        print("%-18s %7d %11.1f ms %15.1f ms %16d" % (
-            "%d%s" % (threads, " (default 4)" if threads == 4 else " (inline)"), len(alone),
-            statistics.median(alone) / 1e3, statistics.median(busy) / 1e3, streamed))
+        print("%-16s %6d %24s %24s %9d" % (
+            "%d%s" % (threads, " (default)" if threads == 4 else " (inline)"), len(alone),
+            cell(alone), cell(busy), streamed))
 
 
 def label(size):
