@@ -208,16 +208,18 @@ def overheads():
 
 def stall_hits(port, seconds, stream):
     """p99 (us) of hits at STALL_RATE; with stream, while another loadgen
-    streams misses.  Returns (p99, hits, misses of the hit load, misses
-    streamed)."""
+    streams misses.  Returns (p99, hits, misses of the hit load, origin
+    fetches made meanwhile)."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     base = [LOADGEN, "-s", "127.0.0.1:%d" % port, "--get-ratio", "1", "-q"]
     bg = None
+    fetches0 = int(util.stats(port)["origin_fetches"])
     if stream:
+        # a new key prefix every stream: no round hits what another fetched
+        stall_hits.streams += 1
         bg = subprocess.Popen(base + ["-t", "1", "-c", "8", "-k", "100000000",
-                                      "--key-prefix", "miss%d:" % os.getpid(),
-                                      "--seed", str(int(seconds * 1000) + stream),
+                                      "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams),
                                       "-d", str(seconds + 1), "-j", path + ".bg"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)     # the stream is under way before the hits start
@@ -227,12 +229,13 @@ def stall_hits(port, seconds, stream):
                    timeout=600)
     d = json.load(open(path))
     os.unlink(path)
-    streamed = 0
     if bg:
         bg.wait(timeout=600)
-        streamed = json.load(open(path + ".bg"))["gets"]
         os.unlink(path + ".bg")
-    return d["p99_us"], d["hits"], d["misses"], streamed
+    return d["p99_us"], d["hits"], d["misses"], int(util.stats(port)["origin_fetches"]) - fetches0
+
+
+stall_hits.streams = 0
 
 
 def stall():
@@ -268,7 +271,7 @@ def print_stall(res):
           "streams misses of keys never set; median over rounds of %gs [min, max]" %
           (STALL_COST, STALL_COST // 1000, STALL_RATE, STALL_SECONDS))
     print("%-16s %6s %24s %24s %9s" % ("fetch threads", "rounds", "hit p99 alone, ms",
-                                       "hit p99 w/ misses, ms", "misses"))
+                                       "hit p99 w/ misses, ms", "fetches"))
 
     def cell(xs):
         return "%8.1f [%.1f, %.1f]" % (statistics.median(xs) / 1e3, min(xs) / 1e3, max(xs) / 1e3)
