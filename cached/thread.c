@@ -213,9 +213,16 @@ static bool conn_defer(struct conn *c)
 	return true;
 }
 
-/* Run the protocol and queue or flush; loop while input waits. */
+/*
+ * Run the protocol and queue or flush; loop while input waits.  After 8
+ * rounds the other connections get their turn, and this one runs again
+ * later in the same loop: its input may already all be in its buffer, so
+ * no read event would come for it.
+ */
 static void conn_drive(struct conn *c, bool eof)
 {
+	bool more = false;
+
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
 		bool queued = r != PROTO_CLOSE && !eof && conn_defer(c);
@@ -225,12 +232,15 @@ static void conn_drive(struct conn *c, bool eof)
 			conn_close(c);
 			return;
 		}
-		if (r == PROTO_BLOCKED && c->state != ST_WAIT &&
-		    evbuffer_get_length(c->out) <= OUT_SOFT)
-			continue;   /* room for more output: parse the rest */
-		break;
+		more = r == PROTO_BLOCKED && c->state != ST_WAIT &&
+		       evbuffer_get_length(c->out) <= OUT_SOFT;
+		if (!more)
+			break;
+		/* room for more output: parse the rest */
 	}
 	conn_interest(c);
+	if (more)
+		event_active(c->ev, EV_READ, 0);
 }
 
 /* Send the replies queued during this pass of the loop. */
