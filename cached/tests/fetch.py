@@ -16,6 +16,12 @@ event loop.
                 byte with a shadow model (a key not set reads the formula);
   dir           a dir origin through the pool: a file's bytes, a miss for
                 an absent file or a ".." key, the connection lives on;
+  purge-rebuild psi mode drops cold data (driven through a meminfo file of
+                the test's, as tests/psi.py): every lost key read back with
+                mg or get is rebuilt, through the pool and inline alike;
+                rebuilds == keys lost, each mg of a lost key says P, once,
+                and every value is the formula's (needs root and PSI, as
+                psi.py);
   inline-diff   random sessions of get, gat, gats, mg with random flags
                 (v s f k O q h N R T), set, add, append, delete, touch and
                 incr, over a dir origin that holds half of the keys, sent
@@ -27,6 +33,7 @@ import os
 import random
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -67,6 +74,7 @@ class Conn:
 
     def __init__(self, port):
         self.s = socket.create_connection(("127.0.0.1", port))
+        self.s.settimeout(60)       # a test that hangs fails instead
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
 
@@ -332,6 +340,89 @@ def test_dir():
         os.rmdir(d)
 
 
+def set_free(path, free_mb):
+    with open(path + ".new", "w") as f:
+        f.write("MemTotal:        1048576 kB\nMemFree:          %d kB\nMemAvailable:     %d kB\n"
+                % (free_mb * 1024, free_mb * 1024))
+    os.rename(path + ".new", path)
+
+
+def wait_stat(port, cond, seconds=10.0):
+    end = time.time() + seconds
+    while True:
+        st = util.stats(port)
+        if cond(st) or time.time() > end:
+            return st
+        time.sleep(0.02)
+
+
+def test_purge_rebuild(fetch_threads):
+    name = "purge-rebuild (%d fetch threads)" % fetch_threads
+    if not os.path.exists("/proc/pressure/memory") or os.getuid() != 0:
+        check(False, name + ": needs root and /proc/pressure/memory on the host")
+        return
+    tmp = tempfile.mkdtemp()
+    meminfo = os.path.join(tmp, "meminfo")
+    set_free(meminfo, 900)
+    os.environ["CACHED_MEMINFO"] = meminfo
+    n, size, seed = 2000, 16000, 3
+    proc, port = util.start_cached("--mode", "psi", "-m", "32", "--psi-low", "100m",
+                                   "--psi-high", "200m", "--psi-step", "4", "--psi-interval", "50",
+                                   "--fetch-threads", str(fetch_threads),
+                                   "--origin", "gen:size=%d,seed=%d" % (size, seed))
+    del os.environ["CACHED_MEMINFO"]
+    try:
+        r = subprocess.run([os.path.join(util.HERE, "mcclient"), "-p", str(port), "-g",
+                            "size=%d,seed=%d" % (size, seed), "fill", str(n)],
+                           capture_output=True, timeout=120)
+        check(r.returncode == 0, name + ": fill " + r.stdout.decode())
+        set_free(meminfo, 50)       # below the band: cold data dropped
+        st = wait_stat(port, lambda s: int(s["psi_drops"]) >= 3)
+        set_free(meminfo, 900)      # the budget comes back, the data does not
+        st = wait_stat(port, lambda s: int(s["psi_advised_bytes"]) == 0)
+        lost = int(st["lost_items"])
+        rebuilds0 = int(st["rebuilds"])
+        check(lost > 50, name + ": keys lost to the drops: %d" % lost)
+        c = Conn(port)
+        keys = [b"key:%d" % i for i in range(n)]
+        # sent from a thread: the replies (32 MB) must be read meanwhile
+        sender = threading.Thread(target=c.send, args=(
+            b"".join((b"mg %s v s\r\n" if i % 2 == 0 else b"get %s\r\n") % k
+                     for i, k in enumerate(keys)),))
+        sender.start()
+        purged, bad = [], []
+        for i, k in enumerate(keys):
+            want = gen_value(k, size, size, seed)
+            if i % 2 == 0:
+                r = c.meta_reply()
+                head, _, body = r.partition(b"\r\n")
+                if head.split()[-1] == b"P":
+                    purged.append(k)
+                    head = head.rsplit(b" ", 1)[0]
+                if head != b"VA %d s%d" % (size, size) or body != want + b"\r\n":
+                    bad.append(k)
+            elif c.get_reply() != value_reply(k, want):
+                bad.append(k)
+        sender.join()
+        st = util.stats(port)
+        check(not bad, name + ": every value the formula's: %d wrong, e.g. %r" % (len(bad), bad[:3]))
+        check(int(st["rebuilds"]) - rebuilds0 == lost,
+              name + ": rebuilds %d, keys lost %d" % (int(st["rebuilds"]) - rebuilds0, lost))
+        check(int(st["lost_items"]) == 0, name + ": nothing left lost: %s" % st["lost_items"])
+        check(len(purged) > 10 and len(purged) <= lost,
+              name + ": mg of a lost key says P: %d of %d lost" % (len(purged), lost))
+        c.send(b"".join(b"mg %s s\r\n" % k for k in purged))
+        again = [c.meta_reply() for _ in purged]
+        check(all(r == b"HD s%d\r\n" % size for r in again),
+              name + ": P only once: %r" % [r for r in again if r != b"HD s%d\r\n" % size][:3])
+        c.close()
+    finally:
+        check(util.stop(proc) == 0, name + ": daemon exits cleanly")
+        for f in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, f))
+        os.rmdir(tmp)
+
+
 def test_inline_diff(seed, sessions=40):
     rnd = random.Random(seed)
     d = tempfile.mkdtemp()
@@ -395,6 +486,8 @@ def main():
     for seed, nthreads in ((1, 1), (2, 4), (3, 0)):
         test_model(seed, nthreads)
     test_dir()
+    test_purge_rebuild(4)
+    test_purge_rebuild(0)
     for seed in (1, 2, 3):
         test_inline_diff(seed)
     return check.finish()
