@@ -478,6 +478,14 @@ def test_inline_diff(seed, sessions=40):
         os.rmdir(d)
 
 
+def test_bad_option():
+    for v in ("-1", "257", "x", ""):
+        r = subprocess.run([util.CACHED, "-u", "root", "--fetch-threads", v],
+                           capture_output=True, timeout=10)
+        check(r.returncode == 64 and b"--fetch-threads" in r.stderr,
+              "--fetch-threads %r refused: %d %r" % (v, r.returncode, r.stderr))
+
+
 def main():
     check(gen_value(b"key:0")[:24] == b"dJXfoNozF3VwnV2diYvu6Lcz", "the formula's example")
     test_hit_latency()
@@ -486,6 +494,7 @@ def main():
     for seed, nthreads in ((1, 1), (2, 4), (3, 0)):
         test_model(seed, nthreads)
     test_dir()
+    test_bad_option()
     test_purge_rebuild(4)
     test_purge_rebuild(0)
     for seed in (1, 2, 3):
