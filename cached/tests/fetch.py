@@ -190,7 +190,7 @@ def test_hit_latency():
 def test_single_flight():
     n = 8
     proc, port = util.start_cached("-t", "2", "--fetch-threads", "3",
-                                   "--origin", "gen:cost=300000,size=10-3000,seed=4")
+                                   "--origin", "gen:cost=1000000,size=10-3000,seed=4")
     try:
         before = util.stats(port)
         conns = [Conn(port) for _ in range(n)]
