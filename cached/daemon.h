@@ -39,6 +39,7 @@ struct settings {
 	uint64_t memory_max;    /* --memory-max: cache_memlimit's ceiling */
 	int maxconns;
 	int num_threads;
+	int fetch_threads;      /* --fetch-threads: gen/dir fetch pool */
 	uint32_t item_size_max;
 	int reqs_per_event;     /* -R: commands per connection per event */
 	char *username;
@@ -140,6 +141,9 @@ extern uint64_t stat_conn_yields;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
+/* The fetch pool (fetch.c): fetches waiting for a thread, running, and
+ * misses that waited for a fetch of the same key (stats.c). */
+extern uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;
 
 /*
  * Wall clock in seconds, refreshed by the main thread's timer and read by

@@ -29,6 +29,7 @@
 #include "cache.h"
 #include "daemon.h"
 #include "listen.h"
+#include "fetch.h"
 #include "origin.h"
 #include "madvfree.h"
 #include "psi.h"
@@ -64,6 +65,9 @@ static void usage(void)
 	       "    --mode=MODE          volatile|pinned|psi|madvfree (default volatile)\n"
 	       "    --idle=SECONDS       idle time before data is marked volatile (default 60)\n"
 	       "    --origin=SPEC        none|gen:OPTIONS|dir:PATH|memcache:HOST:PORT\n"
+	       "    --fetch-threads=N    threads fetching from a gen or dir origin, so that\n"
+	       "                         a slow fetch stalls only the client that waits for\n"
+	       "                         it (default 4; 0 fetches in the worker thread)\n"
 	       "    --verify             checksum every object, check on every read\n"
 	       "    --psi-stall=US       psi mode: stall microseconds per window (default 100000)\n"
 	       "    --psi-window=US      psi mode: window microseconds (default 1000000)\n"
@@ -128,7 +132,7 @@ enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
 	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
 	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
-	OPT_PSI_INTERVAL
+	OPT_PSI_INTERVAL, OPT_FETCH_THREADS
 };
 
 static void parse_args(int argc, char **argv)
@@ -150,6 +154,7 @@ static void parse_args(int argc, char **argv)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "idle", required_argument, NULL, OPT_IDLE },
 		{ "origin", required_argument, NULL, OPT_ORIGIN },
+		{ "fetch-threads", required_argument, NULL, OPT_FETCH_THREADS },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "psi-stall", required_argument, NULL, OPT_PSI_STALL },
 		{ "psi-window", required_argument, NULL, OPT_PSI_WINDOW },
@@ -172,6 +177,7 @@ static void parse_args(int argc, char **argv)
 	settings.maxbytes = 64ull << 20;
 	settings.maxconns = 1024;
 	settings.num_threads = 4;
+	settings.fetch_threads = 4;
 	settings.item_size_max = 1u << 20;
 	settings.reqs_per_event = 20;
 	settings.mode = MODE_VOLATILE;
@@ -294,6 +300,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case OPT_PSI_INTERVAL:
 			settings.psi_interval_ms = (uint32_t)parse_int("--psi-interval", optarg, 10, 60000);
+			break;
+		case OPT_FETCH_THREADS:
+			settings.fetch_threads = (int)parse_int("--fetch-threads", optarg, 0, 256);
 			break;
 		case OPT_OUTPUT_LIMIT:
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
@@ -491,6 +500,10 @@ int main(int argc, char **argv)
 		settings.mode_eff = MODE_PINNED;
 	}
 	drop_privileges();
+	if (fetch_init(settings.fetch_threads) < 0) {
+		fprintf(stderr, "cached: cannot create fetch threads\n");
+		return 1;
+	}
 	if (threads_init(settings.num_threads) < 0) {
 		fprintf(stderr, "cached: cannot create worker threads\n");
 		return 1;
@@ -511,6 +524,7 @@ int main(int argc, char **argv)
 	event_base_dispatch(main_base);
 
 	threads_stop();
+	fetch_stop();
 	if (settings.socketpath)
 		unlink(settings.socketpath);
 	logmsg(1, "stopped");

@@ -2,9 +2,11 @@
  * origin.c - the synchronous origins (gen and dir) and --origin parsing.
  * The memcache origin is asynchronous and lives in upstream.c.
  *
- * gen work (the configured rebuild cost) and dir reads run in the worker
- * thread without cache_lock held, so they stall only the connection that
- * asked.  dir keys are confined to PATH: a key with a ".." component, an
+ * gen work (the configured rebuild cost) and dir reads run without
+ * cache_lock held, in the fetch pool (fetch.c) for a get or mg, so they
+ * stall only the connection that asked; with --fetch-threads 0, and for
+ * the rebuild of a lost key before another command decides
+ * (rebuild_lost), in the worker thread, stalling its other connections.  dir keys are confined to PATH: a key with a ".." component, an
  * absolute key, or a key naming a non-regular file is "not found".
  */
 #define _GNU_SOURCE

@@ -4,6 +4,7 @@
  *   none                no origin: a purged object is a miss
  *   gen:OPTIONS         deterministic synthetic values (gen.h)
  *   dir:PATH            the file PATH/KEY (no "..", no absolute keys)
+ *                       (gen and dir: fetched by the pool of fetch.c)
  *   memcache:HOST:PORT  an upstream memcached-protocol server; misses read
  *                       through, sets write through (upstream.c), all
  *                       asynchronous in the worker's event loop

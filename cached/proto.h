@@ -30,13 +30,17 @@ enum conn_state {
 #define OUT_SOFT (256 * 1024)         /* stop parsing while output above */
 
 /*
- * A value the upstream returned for the get being answered: the get's
+ * A value an origin returned for the get being answered: the get's
  * second pass serves it from here when the cache could not keep it (full,
- * or evicted again by a later key of the same get).
+ * or evicted again by a later key of the same get).  From the fetch pool
+ * (fetch.c) it may also say that the origin has no value (none: the
+ * second pass answers a miss without asking again), and that the value
+ * replaced a lost one (rebuilt: mg reports P).
  */
 struct fetched {
 	struct fetched *next;
 	uint32_t flags, vlen;
+	bool none, rebuilt;
 	size_t nkey;
 	char data[];            /* the key, then the value and its "\r\n" */
 };
@@ -99,6 +103,16 @@ void conn_free_buffers(struct conn *c);
 /* Keep a copy of a value the upstream returned for c's current get. */
 void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
 		       uint32_t flags, const char *data, uint32_t vlen);
+
+/* Note that the origin has no value for key (or failed), for c's get. */
+void conn_keep_miss(struct conn *c, const char *key, size_t nkey);
+
+/* Note that the value kept for key replaced a lost one. */
+void conn_note_rebuilt(struct conn *c, const char *key, size_t nkey);
+
+/* What an origin answered for key during c's current get, or NULL. */
+const struct fetched *conn_find_fetched(const struct conn *c,
+					const char *key, size_t nkey);
 
 /* Forget the values kept for c's last get. */
 void conn_drop_fetched(struct conn *c);
@@ -178,6 +192,18 @@ void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
 
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);
+
+/*
+ * The first pass of an mg with the fetch pool: hand its key to the pool
+ * when the cache cannot serve it (proto_collect_key).
+ */
+void meta_collect(struct conn *c, token_t *tokens, size_t ntokens);
+
+/*
+ * First pass of a get-family command with the fetch pool (fetch.c): a key
+ * the cache cannot serve goes to the pool and c waits for it.
+ */
+void proto_collect_key(struct conn *c, const char *key, size_t nkey);
 
 /* The value block of an ms arrived (data: vlen bytes and, if well formed,
  * "\r\n"): store it and reply. */

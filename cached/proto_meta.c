@@ -367,20 +367,30 @@ static struct item *vivify(const char *key, size_t nkey, uint32_t hv,
  * the lock dropped during the fetch.  A lost key that stays lost is
  * dropped from the index, counted in purge_misses, unless keep_lost.
  */
-static struct item *meta_lookup(const char *key, size_t nkey, uint32_t hv,
-				bool keep_lost, bool *purged,
+static struct item *meta_lookup(struct conn *c, const char *key, size_t nkey,
+				uint32_t hv, bool keep_lost, bool *purged,
 				uint32_t *lost_exptime)
 {
 	bool expired;
 	struct item *it = cache_lookup(key, nkey, hv, &expired);
+	const struct fetched *f = conn_find_fetched(c, key, nkey);
 
+	if (f && f->rebuilt)
+		*purged = true;     /* the fetch pool rebuilt it: report P */
 	if (it && cache_readable(it))
 		return it;
 	if (it) {
 		*purged = true;
 		*lost_exptime = it->exptime;
 	}
-	if (origin_is_sync()) {
+	if (f && !f->none) {
+		/* fetched by the first pass, evicted since: store it again */
+		it = cache_fill(key, nkey, hv, f->flags, f->data + nkey, f->vlen);
+		if (it)
+			return it;
+		it = cache_lookup(key, nkey, hv, &expired);
+	} else if (origin_is_sync() && !f) {
+		/* no fetch pool, or the first pass did not fetch it */
 		char *val = NULL;
 		uint32_t vlen = 0, flags = 0;
 		uint64_t t0;
@@ -456,7 +466,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 			prev_mflags = peek->mflags;
 		}
 	}
-	it = meta_lookup(key, nkey, hv, of.vivify || of.recache, &purged,
+	it = meta_lookup(c, key, nkey, hv, of.vivify || of.recache, &purged,
 			 &lost_exptime);
 	if (it && it->state == ITEM_LOST) {
 		/* lost, asked to vivify or recache: one caller rebuilds */
@@ -1070,6 +1080,19 @@ static void meta_debug(struct conn *c, token_t *tokens, size_t ntokens)
 		      mc_slab_class(ntotal), (unsigned long)ntotal);
 	cache_unlock();
 	evbuffer_add(c->out, line, (size_t)(p - line));
+}
+
+void meta_collect(struct conn *c, token_t *tokens, size_t ntokens)
+{
+	struct mflags of = { 0 };
+	const char *errstr = NULL;
+
+	/* a bad mg is refused by the second pass; the key is decoded here */
+	if (ntokens < 3 || tokens[1].length > KEY_MAX_LENGTH ||
+	    ntokens > MFLAG_MAX_OPT_LENGTH ||
+	    meta_preparse(tokens, 2, &of, &errstr) != 0)
+		return;
+	proto_collect_key(c, tokens[1].value, tokens[1].length);
 }
 
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens)

@@ -41,6 +41,7 @@
 #include <event2/buffer.h>
 
 #include "daemon.h"
+#include "fetch.h"
 #include "origin.h"
 #include "stats.h"
 #include "thread.h"
@@ -91,26 +92,42 @@ void conn_free_buffers(struct conn *c)
 /* Fetched values kept for one get, at most: beyond, keys may miss. */
 #define FETCHED_MAX (64u << 20)
 
-void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
-		       uint32_t flags, const char *data, uint32_t vlen)
+/* Keep an origin's answer for key on c; data NULL: it has no value. */
+static struct fetched *keep(struct conn *c, const char *key, size_t nkey,
+			    uint32_t flags, const char *data, uint32_t vlen)
 {
-	size_t size = sizeof(struct fetched) + nkey + vlen + 2;
+	size_t size = sizeof(struct fetched) + nkey + (data ? vlen + 2 : 0);
 	struct fetched *f;
 
 	if (c->fetched_bytes + size > FETCHED_MAX)
-		return;
+		return NULL;
 	f = malloc(size);
 	if (!f)
-		return;
+		return NULL;
 	f->flags = flags;
-	f->vlen = vlen;
+	f->vlen = data ? vlen : 0;
+	f->none = !data;
+	f->rebuilt = false;
 	f->nkey = nkey;
 	memcpy(f->data, key, nkey);
-	memcpy(f->data + nkey, data, (size_t)vlen + 2);
+	if (data)
+		memcpy(f->data + nkey, data, (size_t)vlen + 2);
 	f->next = c->fetched;
 	c->fetched = f;
 	c->fetched_bytes += size;
 	count_buffer((int64_t)size);
+	return f;
+}
+
+void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
+		       uint32_t flags, const char *data, uint32_t vlen)
+{
+	keep(c, key, nkey, flags, data, vlen);
+}
+
+void conn_keep_miss(struct conn *c, const char *key, size_t nkey)
+{
+	keep(c, key, nkey, 0, NULL, 0);
 }
 
 void conn_drop_fetched(struct conn *c)
@@ -125,9 +142,9 @@ void conn_drop_fetched(struct conn *c)
 	c->fetched_bytes = 0;
 }
 
-/* The value the upstream returned for key during this get, or NULL. */
-static const struct fetched *find_fetched(const struct conn *c,
-					  const char *key, size_t nkey)
+/* The newest answer an origin gave for key during this get, or NULL. */
+const struct fetched *conn_find_fetched(const struct conn *c,
+					const char *key, size_t nkey)
 {
 	const struct fetched *f;
 
@@ -135,6 +152,17 @@ static const struct fetched *find_fetched(const struct conn *c,
 		if (f->nkey == nkey && !memcmp(f->data, key, nkey))
 			return f;
 	return NULL;
+}
+
+void conn_note_rebuilt(struct conn *c, const char *key, size_t nkey)
+{
+	struct fetched *f;
+
+	for (f = c->fetched; f; f = f->next)
+		if (f->nkey == nkey && !memcmp(f->data, key, nkey)) {
+			f->rebuilt = true;
+			return;
+		}
 }
 
 /* Compact, then grow the read buffer so want bytes fit after rend. */
@@ -469,6 +497,10 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	bool expired, lost;
 	struct item *it;
 
+	if (collect && fetch_enabled()) {
+		proto_collect_key(c, key, nkey);
+		return false;
+	}
 	if (!touch && !collect && get_fast(c, key, nkey, hv, ret_cas))
 		return true;
 	cache_wrlock();
@@ -494,7 +526,8 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		upstream_get(c, key, nkey);
 		return false;
 	}
-	if (origin_is_sync()) {
+	if (origin_is_sync() && !conn_find_fetched(c, key, nkey)) {
+		/* no fetch pool, or the first pass did not fetch it */
 		char *val = NULL;
 		uint32_t vlen = 0, flags = 0;
 		uint64_t t0;
@@ -510,12 +543,15 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 			it = cache_fill(key, nkey, hv, flags, val, vlen);
 			if (it && touch)
 				it->exptime = exptime;
-			if (it)
+			if (it) {
+				/* sent to the client: a hit before, for mg h */
+				item_mark_fetched(it);
 				emit_item(c->gbuf, it, ret_cas);
-			else    /* no room: serve the origin's bytes as they are */
+			} else {  /* no room: serve the origin's bytes as they are */
 				emit_header(c->gbuf, key, nkey, flags, vlen,
-					    ret_cas, 0),
+					    ret_cas, 0);
 				evbuffer_add(c->gbuf, val, vlen + 2);
+			}
 			free(val);
 			count_get(touch, true);
 			cache_unlock();
@@ -525,10 +561,10 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		it = cache_lookup(key, nkey, hv, &expired);
 		lost = it && it->state == ITEM_LOST;
 	} else if (c->fetched) {
-		/* fetched upstream by the first pass, but no longer cached */
-		const struct fetched *f = find_fetched(c, key, nkey);
+		/* fetched by the first pass, but no longer cached */
+		const struct fetched *f = conn_find_fetched(c, key, nkey);
 
-		if (f) {
+		if (f && !f->none) {
 			emit_header(c->gbuf, key, nkey, f->flags, f->vlen, ret_cas, 0);
 			evbuffer_add(c->gbuf, f->data + nkey, (size_t)f->vlen + 2);
 			count_get(touch, true);
@@ -543,6 +579,32 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	count_get(touch, false);
 	cache_unlock();
 	return false;
+}
+
+void proto_collect_key(struct conn *c, const char *key, size_t nkey)
+{
+	uint32_t hv = index_hash(key, nkey), now = clock_secs();
+	struct item *it;
+	bool hot, expired;
+
+	cache_rdlock();
+	it = index_find(key, nkey, hv);
+	hot = it && it->state == ITEM_OK && cache_alive(it, now) &&
+	      store_touch_hot(it, now);
+	cache_unlock();
+	if (hot)
+		return;         /* the common case: the second pass serves it */
+	cache_wrlock();
+	it = cache_lookup(key, nkey, hv, &expired);
+	if (it && cache_readable(it)) {
+		/* the fills of this get's misses may evict it */
+		conn_keep_fetched(c, key, nkey, it->flags, store_ptr(it->off),
+				  it->vlen);
+		cache_unlock();
+		return;
+	}
+	cache_unlock();
+	fetch_get(c, key, nkey);
 }
 
 /* get, gets, gat, gats.  Returns false when the connection must close. */
@@ -1019,7 +1081,9 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	cmd = tokens[0].value;
 	first = cmd[0];
 	if (first == 'm' && tokens[0].length == 2) {
-		if (cmd[1] == 'n') {
+		if (collect) {
+			meta_collect(c, tokens, ntokens);   /* mg: is_get_line */
+		} else if (cmd[1] == 'n') {
 			out_string(c, "MN");
 			out_commit(c);
 		} else {
@@ -1098,13 +1162,18 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	return CMD_DONE;
 }
 
-/* True when a line is a get-family command (it may go upstream first). */
-static bool is_get_line(const char *p, size_t n)
+/*
+ * True when a line is a get-family command (its misses may go to an
+ * origin first): get, gets, gat, gats, and mg when with_mg.
+ */
+static bool is_get_line(const char *p, size_t n, bool with_mg)
 {
 	while (n && *p == ' ') {
 		p++;
 		n--;
 	}
+	if (with_mg && n > 3 && !strncmp(p, "mg ", 3))
+		return true;
 	return n > 4 && p[0] == 'g' && (!strncmp(p, "get ", 4) ||
 		!strncmp(p, "gets ", 5) || !strncmp(p, "gat ", 4) ||
 		!strncmp(p, "gats ", 5));
@@ -1215,9 +1284,12 @@ static enum proto_ret proto_run(struct conn *c)
 		if (el - line > 1 && el[-1] == '\r')
 			el--;
 		c->noreply = false;
-		if (settings.origin == ORIGIN_MEMCACHE && !c->refetched &&
-		    is_get_line(line, consumed)) {
-			/* first pass: send the misses upstream, then run again */
+		if ((settings.origin == ORIGIN_MEMCACHE || fetch_enabled()) &&
+		    !c->refetched && is_get_line(line, consumed, fetch_enabled())) {
+			/*
+			 * first pass: send the misses upstream or to the fetch
+			 * pool, then run again
+			 */
 			char *copy = malloc(consumed);
 			enum cmd_ret r;
 

@@ -22,6 +22,7 @@
 #include "store.h"
 
 uint64_t stat_conn_yields;
+uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;
 
 const char *mode_name(enum cache_mode m)
 {
@@ -104,6 +105,9 @@ void stats_emit(struct evbuffer *out)
 	U("purge_misses", s.purge_misses);
 	U("origin_fetches", s.origin_fetches);
 	U("origin_errors", s.origin_errors);
+	U("fetch_queue_depth", __atomic_load_n(&stat_fetch_queue_depth, __ATOMIC_RELAXED));
+	U("fetch_active", __atomic_load_n(&stat_fetch_active, __ATOMIC_RELAXED));
+	U("fetch_coalesced", __atomic_load_n(&stat_fetch_coalesced, __ATOMIC_RELAXED));
 	U("verify_errors", s.verify_errors);
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
@@ -141,6 +145,7 @@ void stats_settings_emit(struct evbuffer *out)
 	evbuffer_add_printf(out, "STAT domain_socket %s\r\n",
 			    settings.socketpath ? settings.socketpath : "NULL");
 	U("num_threads", settings.num_threads);
+	U("fetch_threads", settings.fetch_threads);
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
 	U("item_size_max", settings.item_size_max);
 	U("reqs_per_event", settings.reqs_per_event);
@@ -186,6 +191,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();
+	__atomic_store_n(&stat_fetch_coalesced, 0, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < CACHEDUMP_CLASSES; i++)
 		__atomic_store_n(&class_reclaimed[i], 0, __ATOMIC_RELAXED);
 }

@@ -40,6 +40,10 @@ struct worker {
 	size_t qn, qcap;
 	struct upstream *up;
 	struct conn_box *pend;   /* replies to send when this loop pass ends */
+	/* calls other threads asked this worker to run (worker_post) */
+	struct event *posted;
+	pthread_mutex_t plock;
+	struct worker_call *phead, *ptail;
 };
 
 /* Per-connection reference count lives beside the struct. */
@@ -209,9 +213,16 @@ static bool conn_defer(struct conn *c)
 	return true;
 }
 
-/* Run the protocol and queue or flush; loop while input waits. */
+/*
+ * Run the protocol and queue or flush; loop while input waits.  After 8
+ * rounds the other connections get their turn, and this one runs again
+ * later in the same loop: its input may already all be in its buffer, so
+ * no read event would come for it.
+ */
 static void conn_drive(struct conn *c, bool eof)
 {
+	bool more = false;
+
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
 		bool queued = r != PROTO_CLOSE && !eof && conn_defer(c);
@@ -221,12 +232,15 @@ static void conn_drive(struct conn *c, bool eof)
 			conn_close(c);
 			return;
 		}
-		if (r == PROTO_BLOCKED && c->state != ST_WAIT &&
-		    evbuffer_get_length(c->out) <= OUT_SOFT)
-			continue;   /* room for more output: parse the rest */
-		break;
+		more = r == PROTO_BLOCKED && c->state != ST_WAIT &&
+		       evbuffer_get_length(c->out) <= OUT_SOFT;
+		if (!more)
+			break;
+		/* room for more output: parse the rest */
 	}
 	conn_interest(c);
+	if (more)
+		event_active(c->ev, EV_READ, 0);
 }
 
 /* Send the replies queued during this pass of the loop. */
@@ -363,6 +377,39 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Run the calls other threads posted, in the order they were posted. */
+static void posted_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	struct worker_call *p;
+	(void)fd;
+	(void)what;
+
+	pthread_mutex_lock(&w->plock);
+	p = w->phead;
+	w->phead = w->ptail = NULL;
+	pthread_mutex_unlock(&w->plock);
+	while (p) {
+		struct worker_call *next = p->next;
+
+		p->fn(p);       /* may free p */
+		p = next;
+	}
+}
+
+void worker_post(struct worker *w, struct worker_call *call)
+{
+	call->next = NULL;
+	pthread_mutex_lock(&w->plock);
+	if (w->ptail)
+		w->ptail->next = call;
+	else
+		w->phead = call;
+	w->ptail = call;
+	pthread_mutex_unlock(&w->plock);
+	event_active(w->posted, EV_READ, 0);
+}
+
 /*
  * Leave the loop from inside it: event_base_loopbreak() from another thread
  * is lost when it comes before the worker has entered its loop (the loop
@@ -397,6 +444,11 @@ int threads_init(int n)
 		if (!w->stop)
 			return -1;
 		pthread_mutex_init(&w->qlock, NULL);
+		w->posted = event_new(w->base, -1, EV_PERSIST, posted_cb, w);
+		if (!w->posted)
+			return -1;
+		event_add(w->posted, NULL);
+		pthread_mutex_init(&w->plock, NULL);
 	}
 	return 0;
 }

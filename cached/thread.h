@@ -25,6 +25,21 @@ void threads_stop(void);
 /* Re-run a connection after the upstream answered it (worker thread). */
 void conn_resume(struct conn *c);
 
+/*
+ * A call another thread hands to a worker: embedded in the caller's own
+ * record, so that posting never allocates and cannot fail.
+ */
+struct worker_call {
+	struct worker_call *next;
+	void (*fn)(struct worker_call *call);   /* may free call */
+};
+
+/*
+ * Run call->fn(call) in worker w's thread, from any thread (the fetch
+ * pool hands its answers back this way).  Calls run in the order posted.
+ */
+void worker_post(struct worker *w, struct worker_call *call);
+
 /* The worker's event base and upstream link. */
 struct event_base *worker_base(struct worker *w);
 struct upstream **worker_upstream(struct worker *w);

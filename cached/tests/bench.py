@@ -20,6 +20,15 @@ every key; only one is driven at a time.  Two phases:
               order rotated; the p99 ratio is the median of the per-round
               ratios to memcached's p99, with its 95% interval.
 
+Then the origin stall (cached alone, -t 1, --origin gen:cost=5000, i.e.
+5 ms of CPU per fetch): hits on warmed keys at a fixed open-loop rate
+(BENCH_STALL_RATE, 1000/s, loadgen -c 2), their p99 alone and while a
+second loadgen (closed loop, -c 8) streams gets of keys never set, each a
+fetch; BENCH_STALL_ROUNDS rounds (5) of BENCH_STALL_SECONDS (2), the two
+cases alternating, medians over rounds; with the fetch pool (default
+--fetch-threads 4) and, once, with --fetch-threads 0 (every fetch in the
+worker thread, as before the pool).  BENCH_ONLY=stall runs only this part.
+
 Many short rounds rather than a few long ones: the machine's own drift
 (other load, the host of a virtual machine) then hits all three servers
 alike, and the interval narrows with the number of rounds.
@@ -35,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import util
 
@@ -46,6 +56,11 @@ SECONDS = float(os.environ.get("BENCH_SECONDS", "0.5"))
 LAT_SECONDS = float(os.environ.get("BENCH_LAT_SECONDS", "1"))
 RATE = int(os.environ.get("BENCH_RATE", "0"))
 KEYS = 10000
+STALL_RATE = int(os.environ.get("BENCH_STALL_RATE", "1000"))
+STALL_ROUNDS = int(os.environ.get("BENCH_STALL_ROUNDS", "5"))
+STALL_SECONDS = float(os.environ.get("BENCH_STALL_SECONDS", "2"))
+STALL_COST = 5000
+ONLY = os.environ.get("BENCH_ONLY", "")
 
 SERVERS = [
     ("memcached 1.6", lambda: util.start_memcached("-m", "256")),
@@ -191,6 +206,81 @@ def overheads():
     return rows, n, size
 
 
+def stall_hits(port, seconds, stream):
+    """p99 (us) of hits at STALL_RATE; with stream, while another loadgen
+    streams misses.  Returns (p99, hits, misses of the hit load, origin
+    fetches made meanwhile)."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    base = [LOADGEN, "-s", "127.0.0.1:%d" % port, "--get-ratio", "1", "-q"]
+    bg = None
+    fetches0 = int(util.stats(port)["origin_fetches"])
+    if stream:
+        # a new key prefix every stream: no round hits what another fetched
+        stall_hits.streams += 1
+        bg = subprocess.Popen(base + ["-t", "1", "-c", "8", "-k", "100000000",
+                                      "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams),
+                                      "-d", str(seconds + 1), "-j", path + ".bg"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)     # the stream is under way before the hits start
+    subprocess.run(base + ["-t", "1", "-c", "2", "-k", "1000", "--key-prefix", "hit:",
+                           "-r", str(STALL_RATE), "-d", str(seconds), "-j", path],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=600)
+    d = json.load(open(path))
+    os.unlink(path)
+    if bg:
+        bg.wait(timeout=600)
+        os.unlink(path + ".bg")
+    return d["p99_us"], d["hits"], d["misses"], int(util.stats(port)["origin_fetches"]) - fetches0
+
+
+stall_hits.streams = 0
+
+
+def stall():
+    """The origin stall figures: {fetch_threads: ([alone p99], [stream p99], streamed)}."""
+    out = {}
+    for threads, rounds in ((4, STALL_ROUNDS), (0, 1)):
+        proc, port = util.start_cached("-t", "1", "--fetch-threads", str(threads),
+                                       "--origin", "gen:cost=%d" % STALL_COST)
+        try:
+            subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
+                            "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+            alone, busy, streamed = [], [], 0
+            for r in range(rounds):
+                say("origin stall, --fetch-threads %d: round %d/%d" % (threads, r + 1, rounds))
+                for stream in ((False, True) if r % 2 == 0 else (True, False)):
+                    p99, hits, misses, n = stall_hits(port, STALL_SECONDS, stream)
+                    if misses:
+                        raise RuntimeError("the hit load missed %d times" % misses)
+                    (busy if stream else alone).append(p99)
+                    streamed += n
+            out[threads] = (alone, busy, streamed)
+        finally:
+            util.stop(proc)
+    return out
+
+
+def print_stall(res):
+    print()
+    print("origin stall: cached -t 1 --origin gen:cost=%d (%d ms of CPU per fetch); hits on "
+          "1,000 warmed keys at %d/s open loop (loadgen -c 2), p99 alone and while loadgen -c 8 "
+          "streams misses of keys never set; median over rounds of %gs [min, max]" %
+          (STALL_COST, STALL_COST // 1000, STALL_RATE, STALL_SECONDS))
+    print("%-16s %6s %24s %24s %9s" % ("fetch threads", "rounds", "hit p99 alone, ms",
+                                       "hit p99 w/ misses, ms", "fetches"))
+
+    def cell(xs):
+        return "%8.1f [%.1f, %.1f]" % (statistics.median(xs) / 1e3, min(xs) / 1e3, max(xs) / 1e3)
+    for threads, (alone, busy, streamed) in res.items():
+        print("%-16s %6d %24s %24s %9d" % (
+            "%d%s" % (threads, " (default)" if threads == 4 else " (inline)"), len(alone),
+            cell(alone), cell(busy), streamed))
+
+
 def label(size):
     return "%dB" % size if size < 1024 else "%dKiB" % (size // 1024)
 
@@ -204,6 +294,12 @@ def main():
         print("bench: BENCH_ROUNDS must be >= 1, BENCH_LAT_ROUNDS >= 0, "
               "BENCH_SECONDS and BENCH_LAT_SECONDS > 0")
         return 1
+    if ONLY == "stall":
+        if not have_loadgen:
+            print("bench: the origin stall needs loadgen")
+            return 1
+        print_stall(stall())
+        return 0
     tool = "loadgen -t 2 -c 8" if have_loadgen else "memcaslap -T 2 -c 16"
     runner = run_loadgen if have_loadgen else run_memcaslap
     warm = warm_loadgen if have_loadgen else warm_memcaslap
@@ -252,6 +348,8 @@ def main():
                     statistics.median(x[1] for x in xs),
                     statistics.median(x[2] for x in xs),
                     statistics.median(x[3] for x in xs), med, ci_text(lo, hi)))
+    if have_loadgen and STALL_ROUNDS > 0:
+        print_stall(stall())
     rows, n, size = overheads()
     print()
     print("memory per object (%d objects of %d bytes):" % (n, size))

@@ -42,8 +42,8 @@ LAYERS = [
      "item semantics; where lost values come from; the PSI policy"),
     ("stats", ["stats"], "the stats replies, read from the layers below"),
     ("connections", ["listen", "thread", "proto", "proto_text", "proto_meta",
-                     "proto_admin", "upstream"],
-     "accept, workers, connections, protocols, upstream origin"),
+                     "proto_admin", "upstream", "fetch"],
+     "accept, workers, connections, protocols, upstream origin, fetch pool"),
     ("main", ["main"], "options, start-up, timers, signals, shutdown"),
 ]
 LAYER_OF = {m: i for i, (_, mods, _) in enumerate(LAYERS) for m in mods}

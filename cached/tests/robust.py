@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import util
@@ -208,6 +209,36 @@ def main():
     except socket.timeout:
         pass
     check(len(got) < 20 * 500000, "one reply over the output bound closes the client (%d bytes)" % len(got))
+    util.stop(proc)
+
+    # a reading client that pipelines 2,000 gets of 16 KB values in one
+    # send: every get is answered, as memcached answers them (the daemon
+    # stopped after 136, the input left unparsed in its buffer)
+    proc, port = util.start_cached("-m", "64")
+    n, size = 2000, 16000
+    val = b"p" * size
+    for lo in range(0, n, 200):
+        util.command(port, b"".join(b"set pk%d 0 0 %d noreply\r\n%s\r\n" % (i, size, val)
+                                    for i in range(lo, lo + 200)), timeout=10)
+    pipe = socket.create_connection(("127.0.0.1", port))
+    pipe.settimeout(10)
+    sender = threading.Thread(target=pipe.sendall,
+                              args=(b"".join(b"get pk%d\r\n" % i for i in range(n)),))
+    sender.start()
+    want = sum(len(b"VALUE pk%d 0 %d\r\n" % (i, size)) + size + 7 for i in range(n))
+    have = 0
+    try:
+        while have < want:
+            d = pipe.recv(1 << 20)
+            if not d:
+                break
+            have += len(d)
+    except socket.timeout:
+        pass
+    sender.join()
+    pipe.close()
+    check(have == want, "a pipeline of %d gets of %d-byte values answered in full: %d of %d bytes"
+          % (n, size, have, want))
     util.stop(proc)
 
     # garbage does not kill it

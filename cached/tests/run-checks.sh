@@ -41,6 +41,8 @@ run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
+run fetch-pool $PY tests/fetch.py
+run fetch-pool-asan env CACHED_BIN=build-asan/cached $PY tests/fetch.py
 run admin $PY tests/admin.py
 run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py

@@ -7,7 +7,8 @@ loop, and the main thread's own work at random moments: the clock tick
 (idle segments marked and taken back in madvfree mode), cache_memlimit
 changes, flush_all, and in psi mode drops of the coldest data driven by a
 meminfo file of the test's (CACHED_MEMINFO) that swings below and above the
-band.  Passes when every run ends with no ThreadSanitizer report and no
+band; and once with a slow gen origin (2 ms a fetch), so that misses and
+rebuilds wait in the fetch pool (fetch.c) while ticks mark idle data.  Passes when every run ends with no ThreadSanitizer report and no
 verify error, and the clients got their replies.
 
 usage: tsan.py [SECONDS_PER_RUN]   (default 12)"""
@@ -143,8 +144,15 @@ def run(name, args, seconds, meminfo=None):
     check(not bad and batches > 50, "%s: clients got their replies (%d batches) %r" % (name, batches, bad[:3]))
     check(st.get("verify_errors") == "0", "%s: no verify errors (%s)" % (name, st.get("verify_errors")))
     check(rc == 0, "%s: the daemon stops cleanly (status %s)" % (name, rc))
-    print("%s: %d batches, %s gets, %s sets, psi drops %s, marks %s, exit %s" % (
-        name, batches, st.get("cmd_get"), st.get("cmd_set"), st.get("psi_drops"), st.get("volatile_marks"), rc))
+    if "--fetch-threads" in args:
+        check(int(st.get("origin_fetches", 0)) > 100 and int(st.get("fetch_coalesced", 0)) > 0,
+              "%s: the fetch pool ran (%s fetches, %s coalesced)" % (
+                  name, st.get("origin_fetches"), st.get("fetch_coalesced")))
+    print("%s: %d batches, %s gets, %s sets, psi drops %s, marks %s, fetches %s (%s coalesced, "
+          "%s rebuilds), exit %s" % (
+              name, batches, st.get("cmd_get"), st.get("cmd_set"), st.get("psi_drops"),
+              st.get("volatile_marks"), st.get("origin_fetches"), st.get("fetch_coalesced"),
+              st.get("rebuilds"), rc))
 
 
 def main():
@@ -156,6 +164,11 @@ def main():
     run("psi", ["--mode", "psi", "--psi-low", "100m", "--psi-high", "200m", "--psi-step", "30",
                 "--psi-interval", "20", "--verify", "--origin", "gen:size=100-5000,seed=9"], seconds, meminfo)
     run("madvfree", ["--mode", "madvfree", "--idle", "1", "--verify"], seconds)
+    # a slow origin: misses and rebuilds of lost keys wait in the fetch
+    # pool, many clients miss the same keys at once (single-flight), ticks
+    # mark idle data that the fetch threads' fills race with
+    run("fetch", ["--mode", "madvfree", "--idle", "1", "--verify", "--fetch-threads", "3",
+                  "--origin", "gen:size=100-5000,seed=9,cost=2000"], seconds)
     return check.finish()
 
 
