@@ -275,9 +275,15 @@ def main():
     finally:
         util.stop(cd)
 
-    # unreachable upstream: misses are misses, sets report the failure
-    cd, cport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % util.free_port())
+    # unreachable upstream: misses are misses, sets report the failure.
+    # The port is held by a socket that is bound but does not listen, so
+    # connections to it are refused and the daemon, which picks its own
+    # port after it, cannot get the same one and be its own upstream.
+    hold = socket.socket()
+    hold.bind(("127.0.0.1", 0))
+    cd, cport = util.start_cached("--origin", "memcache:127.0.0.1:%d" % hold.getsockname()[1])
     try:
+        check(cport != hold.getsockname()[1], "the daemon's port is not the upstream's")
         check(util.command(cport, b"get x\r\n") == b"END\r\n", "unreachable upstream: miss")
         out = util.command(cport, b"set x 0 0 1\r\nx\r\n")
         check(out == b"SERVER_ERROR origin write failed\r\n", "unreachable upstream: set error %r" % out)
@@ -285,6 +291,7 @@ def main():
         check(cd.poll() is None, "daemon lives")
     finally:
         util.stop(cd)
+        hold.close()
     return check.finish()
 
 
