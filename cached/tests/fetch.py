@@ -340,22 +340,6 @@ def test_dir():
         os.rmdir(d)
 
 
-def set_free(path, free_mb):
-    with open(path + ".new", "w") as f:
-        f.write("MemTotal:        1048576 kB\nMemFree:          %d kB\nMemAvailable:     %d kB\n"
-                % (free_mb * 1024, free_mb * 1024))
-    os.rename(path + ".new", path)
-
-
-def wait_stat(port, cond, seconds=10.0):
-    end = time.time() + seconds
-    while True:
-        st = util.stats(port)
-        if cond(st) or time.time() > end:
-            return st
-        time.sleep(0.02)
-
-
 def test_purge_rebuild(fetch_threads):
     name = "purge-rebuild (%d fetch threads)" % fetch_threads
     if not os.path.exists("/proc/pressure/memory") or os.getuid() != 0:
@@ -363,7 +347,7 @@ def test_purge_rebuild(fetch_threads):
         return
     tmp = tempfile.mkdtemp()
     meminfo = os.path.join(tmp, "meminfo")
-    set_free(meminfo, 900)
+    util.fake_meminfo(meminfo, 900)
     os.environ["CACHED_MEMINFO"] = meminfo
     n, size, seed = 2000, 16000, 3
     proc, port = util.start_cached("--mode", "psi", "-m", "32", "--psi-low", "100m",
@@ -376,10 +360,10 @@ def test_purge_rebuild(fetch_threads):
                             "size=%d,seed=%d" % (size, seed), "fill", str(n)],
                            capture_output=True, timeout=120)
         check(r.returncode == 0, name + ": fill " + r.stdout.decode())
-        set_free(meminfo, 50)       # below the band: cold data dropped
-        st = wait_stat(port, lambda s: int(s["psi_drops"]) >= 3)
-        set_free(meminfo, 900)      # the budget comes back, the data does not
-        st = wait_stat(port, lambda s: int(s["psi_advised_bytes"]) == 0)
+        util.fake_meminfo(meminfo, 50)       # below the band: cold data dropped
+        st = util.wait_stats(port, lambda s: int(s["psi_drops"]) >= 3, 10.0, 0.02)
+        util.fake_meminfo(meminfo, 900)      # the budget comes back, the data does not
+        st = util.wait_stats(port, lambda s: int(s["psi_advised_bytes"]) == 0, 10.0, 0.02)
         lost = int(st["lost_items"])
         rebuilds0 = int(st["rebuilds"])
         check(lost > 50, name + ": keys lost to the drops: %d" % lost)

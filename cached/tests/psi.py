@@ -24,28 +24,13 @@ def mc(port, *args):
     return r.returncode, r.stdout.decode().strip()
 
 
-def set_free(path, free_mb):
-    with open(path + ".new", "w") as f:
-        f.write("MemTotal:        1048576 kB\nMemFree:          %d kB\nMemAvailable:     %d kB\n"
-                % (free_mb * 1024, free_mb * 1024))
-    os.rename(path + ".new", path)
-
-
-def wait_for(port, cond, seconds=5.0):
-    end = time.time() + seconds
-    while True:
-        st = util.stats(port)
-        if cond(st) or time.time() > end:
-            return st
-
-
 def main():
     if not os.path.exists("/proc/pressure/memory") or os.getuid() != 0:
         print("psi: needs root and /proc/pressure/memory on the host")
         return 1
     tmp = tempfile.mkdtemp()
     meminfo = os.path.join(tmp, "meminfo")
-    set_free(meminfo, 900)
+    util.fake_meminfo(meminfo, 900)
     os.environ["CACHED_MEMINFO"] = meminfo
     # band 100-200 MB, 2% of it (2 MB) a poll, at most 20% of 64 MB (12.8 MB):
     # 7 steps
@@ -71,10 +56,10 @@ def main():
     check(used0 > 56 * MB, "cache full before pressure: %d MB" % (used0 // MB))
 
     # below the band: a step a poll, up to the cap and no further
-    set_free(meminfo, 50)
+    util.fake_meminfo(meminfo, 50)
     seen = set()
-    st = wait_for(port, lambda s: seen.add(int(s["psi_advised_bytes"])) or
-                  int(s["psi_advised_bytes"]) == cap)
+    st = util.wait_stats(port, lambda s: seen.add(int(s["psi_advised_bytes"])) or
+                         int(s["psi_advised_bytes"]) == cap)
     check(int(st["psi_advised_bytes"]) == cap, "gives back up to the cap: %s" % st["psi_advised_bytes"])
     check(all(v % step == 0 or v == cap for v in seen),
           "a step a poll: %r" % sorted(v // MB for v in seen))
@@ -95,7 +80,7 @@ def main():
           "writes under pressure stay within the budget")
 
     # inside the band: nothing moves
-    set_free(meminfo, 150)
+    util.fake_meminfo(meminfo, 150)
     polls = int(util.stats(port)["psi_polls"])
     time.sleep(0.3)
     st = util.stats(port)
@@ -103,8 +88,8 @@ def main():
           "inside the band nothing moves: %s" % st["psi_advised_bytes"])
 
     # above the band: taken back a step a poll, and the cache grows again
-    set_free(meminfo, 500)
-    st = wait_for(port, lambda s: int(s["psi_advised_bytes"]) == 0)
+    util.fake_meminfo(meminfo, 500)
+    st = util.wait_stats(port, lambda s: int(s["psi_advised_bytes"]) == 0)
     check(int(st["psi_advised_bytes"]) == 0 and int(st["psi_reclaims"]) == steps,
           "takes it all back in steps: %s, %s steps" % (st["psi_advised_bytes"], st["psi_reclaims"]))
     rc, out = mc(port, "-g", "size=16000,seed=5", "-k", "again:", "fill", "4000")

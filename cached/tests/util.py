@@ -128,3 +128,23 @@ class Checks:
     def finish(self):
         print("%s: %d checks, %d failures" % (self.name, self.nchecks, self.fails))
         return 1 if self.fails else 0
+
+
+def fake_meminfo(path, free_mb):
+    """Write a /proc/meminfo look-alike (CACHED_MEMINFO) of 1 GiB with
+    free_mb MiB free and available, atomically."""
+    with open(path + ".new", "w") as f:
+        f.write("MemTotal:        1048576 kB\nMemFree:          %d kB\nMemAvailable:     %d kB\n"
+                % (free_mb * 1024, free_mb * 1024))
+    os.rename(path + ".new", path)
+
+
+def wait_stats(port, cond, seconds=5.0, pause=0.0):
+    """Poll stats until cond(stats) holds or seconds pass; the last stats."""
+    end = time.time() + seconds
+    while True:
+        st = stats(port)
+        if cond(st) or time.time() > end:
+            return st
+        if pause:
+            time.sleep(pause)
