@@ -13,7 +13,7 @@ log=$(mktemp)
 trap 'rm -f "$log" "$log.reuse" "$log.reuse.psi"' EXIT
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 port2=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-out=$(HOST_CHECK=1 CACHED=./cached MCCLIENT=tests/mcclient PORT=$port PORT2=$port2 KEYS=3000 IDLE=1 IDLE2=2 \
+out=$(APPLIANCE=../image/guest HOST_CHECK=1 CACHED=./cached MCCLIENT=tests/mcclient PORT=$port PORT2=$port2 KEYS=3000 IDLE=1 IDLE2=2 \
 	LOG=$log LOG2=$log.reuse sh "$job")
 echo "$out"
 fails=$(echo "$out" | grep '^not ok' | sed 's/^not ok [0-9]* - //' | sort | tr '\n' '|')

@@ -29,34 +29,13 @@ CG=/sys/fs/cgroup
 A=$CG/cache
 B=$CG/other
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
-mc() { "$MCCLIENT" -p "$PORT" -g "$GEN" "$@"; }
-mstat() { "$MCCLIENT" -p "$PORT" stat "$1" 2>/dev/null || echo 0; }
+# ok, notok, skip, check, mc, mstat, alive, wait_up, verify_all
+# shellcheck source-path=SCRIPTDIR source=cached-lib.sh
+. "${APPLIANCE:-/usr/share/appliance}/cached-lib.sh"
+
 cgval() { # cgval CGROUP FILE KEY: the value of KEY in CGROUP/FILE, 0 if absent
 	v=$(awk -v k="$3" '$1 == k { print $2 }' "$1/$2" 2>/dev/null)
 	echo "${v:-0}"
-}
-alive() { kill -0 "$PID" 2>/dev/null; }
-wait_up() { # until the daemon answers stats (5 s at most)
-	i=0
-	while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$PORT" stats >/dev/null 2>&1; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-verify_all() { # verify_all LABEL: every key correct, none missing
-	out=$(mc -s verify "$KEYS" 2>>"$LOG")
-	rc=$?
-	echo "# $1: $out"
-	[ $rc -eq 0 ] && [ "$out" = "keys=$KEYS ok=$KEYS bad=0 miss=0" ]
 }
 # in_cgroup CGROUP CMD...: run CMD as a process of CGROUP
 in_cgroup() {

@@ -38,18 +38,10 @@ GENS=size=500-3000,seed=23          # small objects: segments
 GENS2=size=500-3000,seed=24
 GENF=size=262200-270000,seed=25     # large fillers: move the slot cursor on
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
-mc() { "$MCCLIENT" -p "$PORT" -g "$GEN" "$@"; }
-mstat() { "$MCCLIENT" -p "$PORT" stat "$1" 2>/dev/null || echo 0; }
+# ok, notok, skip, check, mc, mstat, alive, wait_up, verify_all
+# shellcheck source-path=SCRIPTDIR source=cached-lib.sh
+. "${APPLIANCE:-/usr/share/appliance}/cached-lib.sh"
+
 meminfo_volatile() { # kB of Volatile: in /proc/meminfo, 0 when absent
 	v=$(awk '/^Volatile:/ { print $2 }' /proc/meminfo 2>/dev/null)
 	echo "${v:-0}"
@@ -80,14 +72,6 @@ drop_caches() {
 		echo "# drop_caches took ${i}s"
 	fi
 }
-alive() { kill -0 "$PID" 2>/dev/null; }
-wait_up() { # wait_up PORT: until a daemon answers stats there (5 s at most)
-	i=0
-	while [ $i -lt 50 ] && ! "$MCCLIENT" -p "$1" stats >/dev/null 2>&1; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 alive2() { kill -0 "$PID2" 2>/dev/null; }
 m2() { # m2 GEN PREFIX ARGS...: the second daemon
 	g=$1
@@ -105,12 +89,6 @@ reuse_verify() { # reuse_verify LABEL: every byte right; misses allowed
 		case $out in *" bad=0 "*) ;; *) r=1 ;; esac
 	done
 	return $r
-}
-verify_all() { # verify_all LABEL: every key correct, none missing
-	out=$(mc -s verify "$KEYS" 2>>"$LOG")
-	rc=$?
-	echo "# $1: $out"
-	[ $rc -eq 0 ] && [ "$out" = "keys=$KEYS ok=$KEYS bad=0 miss=0" ]
 }
 
 # The meta protocol's purge flag, end to end (4 tests): a daemon without
