@@ -172,7 +172,12 @@ def test_hit_latency():
               "(fetch cost 20 ms)" % (med * 1e3, max(lat) * 1e3))
         check(done and done[0] > last_hit,
               "hit-latency: the misses were still streaming during the hits")
-        check(med < 0.015, "hit-latency: median hit %.1f ms, not below 15 ms" % (med * 1e3))
+        # Inline, a hit waits for the misses queued before it on the
+        # worker: a median of about 700 ms.  With the pool it is under a
+        # millisecond on a quiet host; 100 ms leaves room for a loaded
+        # host and ASan (15.4 ms was seen beside a kernel test run), and
+        # is still far below one hit behind the queue.
+        check(med < 0.1, "hit-latency: median hit %.1f ms, not below 100 ms" % (med * 1e3))
         check(len(replies) == nmiss, "hit-latency: %d of %d misses answered" % (len(replies), nmiss))
         bad = [k for k, r in zip(keys, replies) if r != value_reply(k, gen_value(k))]
         check(not bad, "hit-latency: misses with a wrong value: %r" % bad[:3])
