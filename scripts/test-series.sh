@@ -3,7 +3,8 @@
 # reviewer would check it before reading: scripts/checkpatch.pl --strict
 # of the kernel tree reports nothing on any patch; every patch is numbered
 # [PATCH k/N] and signed off; the cover letter has a real subject and lists
-# every patch; build/linux holds exactly this series on top of base.  And
+# every patch; build/linux holds exactly this series on top of base; the
+# patch adding the user-visible ABI is the last that changes kernel code.  And
 # the series' selftests, as the image holds them, skip every test with a
 # clear message on a kernel without the series: this host's own kernel,
 # which they only ask for advice on a memfd of their own.
@@ -69,7 +70,31 @@ tree_is_series() { # build/linux holds these patches, in order, on base
 	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 }
 
+# files PATCH: the files a patch changes, one per line.
+files() { sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$1"; }
+
+# The user-visible ABI comes last, after the machinery that makes it safe:
+# one patch changes include/uapi/, and no later patch changes kernel code
+# (anything but Documentation/, tools/testing/ and MAINTAINERS).  So every
+# kernel a bisection builds either lacks the advice or purges safely.
+abi_last() {
+	local p k=0 abi=0 nabi=0 last_code=0
+	for p in "${patches[@]}"; do
+		k=$((k + 1))
+		if files "$p" | grep -q '^include/uapi/'; then
+			abi=$k nabi=$((nabi + 1))
+		fi
+		if files "$p" | grep -qvE '^(Documentation/|tools/testing/|MAINTAINERS$)'; then
+			last_code=$k
+		fi
+	done
+	[ "$nabi" = 1 ] || { echo "$nabi patches change include/uapi/ (want 1)"; return 1; }
+	[ "$abi" = "$last_code" ] ||
+		{ echo "patch $abi adds the ABI, but patch $last_code changes kernel code after it"; return 1; }
+}
+
 check "series has patches" test "$n" -gt 0
+check "the ABI comes last, after the machinery" abi_last
 check "cover letter has its own subject" cover_subject
 check "cover letter lists every patch" cover_lists_all
 check "build/linux holds the series" tree_is_series
