@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,35 @@ static void thread_start_run(struct thread *t)
 	}
 }
 
+/*
+ * --pin: run thread i on the i-th CPU of those the process may use (modulo
+ * their number), the placement memcaslap gives its threads.
+ */
+static void thread_pin(struct thread *t)
+{
+	cpu_set_t allowed, one;
+	int n = 0, want;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	want = t->id % CPU_COUNT(&allowed);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || n++ != want)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
 void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	struct epoll_event evs[256];
 
+	if (cfg.pin)
+		thread_pin(t);
 	for (int i = 0; i < t->nconns; i++)
 		conn_start(&t->conns[i], now_ns());
 	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
