@@ -68,6 +68,7 @@ struct config {
 	struct perm wu_perm;
 	const char *hdr_log;
 	int pin;		/* --pin: thread i on the i-th allowed CPU */
+	int sched_batch;	/* --sched-batch: load threads under SCHED_BATCH */
 	int warmup;
 	int verify;
 	double interval;
