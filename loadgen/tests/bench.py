@@ -42,8 +42,9 @@ the CPU each tool spent per 1000 requests is compared under identical
 conditions.  Headroom: loadgen alone with --pipeline 8 shows how far it
 can go beyond the request rate of the comparison.
 
-BENCH_ROUNDS (10, at least 5), BENCH_SECONDS (3), BENCH_HEAD_ROUNDS (3),
-BENCH_CONNS (32 per thread) and LOADGEN (the binary) change the defaults.
+BENCH_ROUNDS (10; at least 5, rounded up to an even number),
+BENCH_SECONDS (3), BENCH_HEAD_ROUNDS (3), BENCH_CONNS (32 per thread) and
+LOADGEN (the binary) change the defaults.
 """
 import json
 import math
@@ -60,7 +61,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOADGEN = os.environ.get("LOADGEN", os.path.join(HERE, "..", "loadgen"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
-ROUNDS = max(5, int(os.environ.get("BENCH_ROUNDS", "10")))  # even: order balanced
+ROUNDS = max(5, int(os.environ.get("BENCH_ROUNDS", "10")))
+ROUNDS += ROUNDS % 2    # even, so that each tool goes first equally often
 HEAD_ROUNDS = int(os.environ.get("BENCH_HEAD_ROUNDS", "3"))
 CONNS = int(os.environ.get("BENCH_CONNS", "32"))   # per thread
 THREADS = 2
