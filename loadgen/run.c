@@ -8,6 +8,10 @@
  * thread holds while it works and releases around epoll_wait; the main
  * thread takes it once per interval to move them out (collect), so the
  * load threads never wait on each other.
+ *
+ * Where the threads run is the scheduler's choice unless --pin puts thread
+ * i on the i-th allowed CPU; --sched-batch keeps a woken load thread from
+ * preempting a server thread that shares its core.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,17 +77,19 @@ static void thread_start_run(struct thread *t)
 static void thread_pin(struct thread *t)
 {
 	cpu_set_t allowed, one;
-	int n = 0, want;
+	int n = 0, want, err;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		return;
+		die("--pin: %s", strerror(errno));
 	want = t->id % CPU_COUNT(&allowed);
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (!CPU_ISSET(cpu, &allowed) || n++ != want)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
-		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		err = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		if (err)
+			die("--pin: CPU %d: %s", cpu, strerror(err));
 		return;
 	}
 }
