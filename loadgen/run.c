@@ -102,13 +102,14 @@ void *thread_main(void *arg)
 	if (cfg.pin)
 		thread_pin(t);
 	/*
-	 * --sched-batch: a load thread woken by a reply waits for the running
-	 * thread's turn to end instead of preempting it.  Otherwise, on cores
-	 * shared with the server, nearly every reply can cut a server thread
-	 * off in the middle of its batch (memcached -t 2 in the bench: 0.19
+	 * --sched-batch: the scheduler disfavours a SCHED_BATCH thread at
+	 * wake-up (sched(7)), so a load thread woken by a reply seldom
+	 * preempts the running thread.  Otherwise, on cores shared with the
+	 * server, many replies cut a server thread off in the middle of its
+	 * batch (memcached -t 2 in the bench, host kernel 6.18: 0.19
 	 * involuntary context switches per request with loadgen, 0.07 with
 	 * memcaslap, whose busier threads seldom win a wake-up preemption;
-	 * 0.06-0.09 with this).
+	 * 0.06-0.13 with this).
 	 */
 	if (cfg.sched_batch) {
 		struct sched_param sp = { 0 };

@@ -11,11 +11,12 @@ next request only after the reply to the last), 90% gets / 10% sets,
 get_misses: 0).  memcaslap pins its thread i to CPU i
 (sched_setaffinity, visible with strace); loadgen runs with --pin, which
 does the same, so both tools have the same thread placement.  loadgen
-also runs with --sched-batch, so that its threads, woken by a reply, do
-not preempt the memcached thread that is running: memcaslap's threads,
-which spend more CPU per request, seldom win such a preemption anyway
-(memcached's involuntary context switches per request: 0.07 with
-memcaslap, 0.19 with loadgen without --sched-batch, 0.06-0.09 with it).  memcaslap
+also runs with --sched-batch, so that its threads, woken by a reply,
+seldom preempt the memcached thread that is running: memcaslap's
+threads, which spend more CPU per request, seldom win such a preemption
+anyway (memcached's involuntary context switches per request: 0.05-0.09
+with memcaslap, 0.19 with loadgen without --sched-batch, 0.06-0.13 with
+it).  memcaslap
 checks no values by default and neither does loadgen here (no --verify).
 
 Each round runs both tools back to back, 1 s apart, so a round's ratio
