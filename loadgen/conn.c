@@ -28,9 +28,16 @@ static void count_error(struct thread *t, int op);
 
 /* ------------------------------------------------------------ connection */
 
+/*
+ * Edge-triggered: epoll reports a connection once per arrival of data
+ * instead of polling every ready socket again on the next epoll_wait, which
+ * costs a tcp_poll per reply.  conn_read therefore reads until a recv
+ * comes back short (the socket is then empty; data arriving later is a new
+ * edge).
+ */
 static void conn_epoll(struct conn *c, int op, int out)
 {
-	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0),
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET | (out ? EPOLLOUT : 0),
 				  .data.ptr = c };
 
 	if (epoll_ctl(c->t->epfd, op, c->fd, &ev) && op != EPOLL_CTL_DEL)
@@ -558,8 +565,12 @@ static int handle_reply(struct conn *c, struct proto_reply *pr, int64_t now)
 
 static void conn_read(struct conn *c, int64_t now)
 {
-	size_t off = 0;
+	size_t off;
+	int full;
 
+again:
+	off = 0;
+	full = 0;
 	for (;;) {
 		ssize_t n;
 
@@ -580,6 +591,8 @@ static void conn_read(struct conn *c, int64_t now)
 			conn_fail(c, "connection to", 0, now);
 			return;
 		}
+		/* a recv that fills the buffer may have left bytes behind */
+		full = (size_t)n == c->in_cap - c->in_len;
 		c->in_len += (size_t)n;
 		break;
 	}
@@ -613,6 +626,8 @@ static void conn_read(struct conn *c, int64_t now)
 		memmove(c->in, c->in + off, c->in_len - off);
 		c->in_len -= off;
 	}
+	if (full)
+		goto again;
 }
 
 void conn_event(struct conn *c, uint32_t ev, int64_t now)

@@ -67,6 +67,8 @@ struct config {
 	int warmup_random;	/* warm-up in a random order of the keys */
 	struct perm wu_perm;
 	const char *hdr_log;
+	int pin;		/* --pin: thread i on the i-th allowed CPU */
+	int sched_batch;	/* --sched-batch: load threads under SCHED_BATCH */
 	int warmup;
 	int verify;
 	double interval;

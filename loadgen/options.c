@@ -36,6 +36,12 @@ static const char usage_text[] =
 "                         poisson (exponential intervals of the same mean)\n"
 "  -d, --duration S       run for S seconds (default 10 unless --ops)\n"
 "  -n, --ops N            stop after N requests in total\n"
+"      --pin              pin load thread i to the i-th CPU it may run on\n"
+"                         (modulo their number), as memcaslap does\n"
+"      --sched-batch      run the load threads under SCHED_BATCH, which the\n"
+"                         scheduler disfavours at wake-up, so that a reply\n"
+"                         seldom makes them preempt the running thread\n"
+"                         (the server, when it shares the cores)\n"
 "Keys and values:\n"
 "  -k, --keys N           key space size (100000); keys are PREFIX0..PREFIX(N-1)\n"
 "      --key-prefix P     key prefix (\"key:\")\n"
@@ -213,7 +219,7 @@ static void parse_server(const char *s)
 enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
-	O_HDR_LOG,
+	O_HDR_LOG, O_PIN, O_SCHED_BATCH,
 };
 
 static const struct option long_opts[] = {
@@ -237,6 +243,8 @@ static const struct option long_opts[] = {
 	{ "meta", no_argument, NULL, O_META },
 	{ "warmup-order", required_argument, NULL, O_WARMUP_ORDER },
 	{ "hdr-log", required_argument, NULL, O_HDR_LOG },
+	{ "pin", no_argument, NULL, O_PIN },
+	{ "sched-batch", no_argument, NULL, O_SCHED_BATCH },
 	{ "gen", required_argument, NULL, 'g' },
 	{ "warmup", no_argument, NULL, 'w' },
 	{ "verify", no_argument, NULL, 'V' },
@@ -378,6 +386,12 @@ void parse_args(int argc, char **argv)
 			break;
 		case O_HDR_LOG:
 			cfg.hdr_log = optarg;
+			break;
+		case O_PIN:
+			cfg.pin = 1;
+			break;
+		case O_SCHED_BATCH:
+			cfg.sched_batch = 1;
 			break;
 		case 'V':
 			cfg.verify = 1;

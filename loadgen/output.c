@@ -175,11 +175,13 @@ static void json_config(FILE *f)
 	fputs("},\"gen\":", f);
 	json_str(f, cfg.gen_str ? cfg.gen_str : "");
 	fprintf(f, ",\"multiget\":%d,\"multiget_min\":%d,\"meta\":%s,"
-		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s}",
+		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s,"
+		"\"pin\":%s,\"sched_batch\":%s}",
 		cfg.multiget, cfg.multiget_min, cfg.meta ? "true" : "false",
 		cfg.warmup ? "true" : "false",
 		cfg.warmup_random ? "random" : "sequential",
-		cfg.verify ? "true" : "false");
+		cfg.verify ? "true" : "false", cfg.pin ? "true" : "false",
+		cfg.sched_batch ? "true" : "false");
 }
 
 void write_json(const char *path, double secs, double cpu,

@@ -168,6 +168,62 @@ else
 	[ "$st" = 0 ] && [ "$(jget "$TMP/n.json" ops)" = 5000 ] || rc=1
 	result ops_count_exact $rc "exit $st, ops $(jget "$TMP/n.json" ops)"
 
+	# --pin: load thread i runs on the i-th CPU the process may use
+	# (modulo their number), the main thread stays unpinned; without
+	# --pin nothing is pinned; under taskset the narrower set is obeyed.
+	# --sched-batch: the load threads run under SCHED_BATCH (policy 3 in
+	# /proc/PID/task/TID/stat), the main thread and, without it, every
+	# thread under SCHED_OTHER (0)
+	python3 - "$LG" "$MC_PORT" <<'PY'
+import os, subprocess, sys, time
+lg, port = sys.argv[1], sys.argv[2]
+
+def cpus(text):
+    out = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+def placement(prefix, opts):
+    """(main thread's CPUs, policy), [(load thread's CPUs, policy)...]"""
+    argv = prefix + [lg, "-s", "127.0.0.1:" + port, "-t", "5", "-c", "1",
+                     "-d", "30", "-q"] + opts
+    p = subprocess.Popen(argv)
+    try:
+        time.sleep(1.0)
+        per = {}
+        for tid in os.listdir("/proc/%d/task" % p.pid):
+            d = "/proc/%d/task/%s/" % (p.pid, tid)
+            policy = int(open(d + "stat").read().rsplit(")", 1)[1].split()[38])
+            for line in open(d + "status"):
+                if line.startswith("Cpus_allowed_list:"):
+                    per[int(tid)] = (cpus(line.split()[1]), policy)
+        main = per.pop(p.pid)
+        return main, [per[t] for t in sorted(per)]
+    finally:
+        p.terminate()
+        p.wait()
+
+allowed = sorted(os.sched_getaffinity(0))
+main, load = placement([], ["--pin"])
+assert main == (set(allowed), 0), (main, allowed)
+assert len(load) == 5, load
+got = sorted(min(c) for c, _ in load)
+want = sorted(allowed[i % len(allowed)] for i in range(5))
+assert all(len(c) == 1 and pol == 0 for c, pol in load) and got == want, (load, want)
+main, load = placement([], [])
+assert all(c == set(allowed) and pol == 0 for c, pol in load), load
+last = allowed[-1]
+main, load = placement(["taskset", "-c", str(last)], ["--pin"])
+assert all(c == {last} for c, _ in load), (load, last)
+main, load = placement([], ["--sched-batch"])
+assert main == (set(allowed), 0), main
+assert len(load) == 5 and all(c == set(allowed) and pol == 3 for c, pol in load), load
+print("  # allowed %s, pinned %s" % (allowed, got))
+PY
+	result pin_and_sched_batch_place_threads $?
+
 	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2 -i 0.5 --json "$TMP/i.json" \
 		> "$TMP/ivl" 2> "$TMP/err"
 	python3 - "$TMP/ivl" "$TMP/i.json" <<'PY'
@@ -372,7 +428,7 @@ PY
 		--verify --mix get=5,set=2,delete=1,touch=1 -m 1-5 --key-size 20-250 \
 		--gen size=10-5000,seed=4 -i 0.3 --hdr-log "$TMP/as.hlog" \
 		--json "$TMP/as.json" > "$TMP/as.out" 2> "$TMP/as.err" || rc=1
-	$ASAN -s 127.0.0.1:$MC_PORT -t 2 -c 2 -p 3 -d 1 -k 2000 --meta -m 1-100 \
+	$ASAN -s 127.0.0.1:$MC_PORT -t 2 --pin --sched-batch -c 2 -p 3 -d 1 -k 2000 --meta -m 1-100 \
 		-r 3000 --arrivals poisson --dist zipf:1.1 --scramble -i 0.4 \
 		--hdr-log "$TMP/as2.hlog" --json "$TMP/as2.json" > "$TMP/as.out" 2>> "$TMP/as.err" || rc=1
 	grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$TMP/as.err" && rc=1
