@@ -143,6 +143,10 @@ normal_lane() {
 	guest_suite kernel-tests "$BUILD/bzImage" "$ROOT/image/guest/kernel-tests.sh" \
 		--swap 256 --timeout 900 --append appliance.lru_gen=y
 	kunit_suite kunit "$CHECK/kernel-tests.run"
+	# The stress job on the release kernel too: it runs several times
+	# as many operations there as on the debug kernel in its 60 s.
+	guest_suite kernel-stress "$BUILD/bzImage" "$ROOT/image/guest/kernel-stress.sh" \
+		--timeout 600
 	guest_suite cached-guest "$BUILD/bzImage" "$ROOT/image/guest/cached-volatile.sh" \
 		--timeout 900
 	# The experiment of 'make demo', short: one run per mode, small sizes.
@@ -165,7 +169,7 @@ debug_lane() {
 		--timeout 600
 }
 
-GUEST_SUITES="series runner kernel-tests kunit cached-guest demo debug-kernel-tests debug-kunit
+GUEST_SUITES="series runner kernel-tests kunit kernel-stress cached-guest demo debug-kernel-tests debug-kunit
 	debug-kernel-stress debug-cached-guest cached-memcg series-steps"
 guest_wanted=0
 for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done

@@ -1,6 +1,7 @@
 #!/bin/sh
 # kernel-stress.sh - guest job: volatile_stress for a fixed time, with forced
-# purges and a memory-pressure child.  Run time: the first argument, else
+# purges, tmpfs mounts and unmounts, and a memory-pressure child.  Run
+# time: the first argument, else
 # $STRESS_SECONDS, else 60 s.  Prints the counts and, at the end,
 # "RESULT: N passed, N failed, N skipped".  Exit 0 only when the kernel has
 # volatile ranges, no data was corrupted and nothing failed unexpectedly.
@@ -76,6 +77,14 @@ if [ -n "$ops" ] && [ "$ops" -gt 0 ] && [ -n "$purges" ] && [ "$purges" -gt 0 ];
 	ok "volatile_stress: $ops operations, $purges purges seen"
 else
 	not_ok "volatile_stress: no operations or no purge seen (ops=${ops:-?}, purges=${purges:-?})"
+fi
+# The unmounter: tmpfs mounted, a file of it marked and paged out, and
+# unmounted (lazily every other round) while purges run.
+umounts=$(value umount_rounds)
+if [ -n "$umounts" ] && [ "$umounts" -gt 0 ]; then
+	ok "volatile_stress: $umounts mount, mark, page-out and umount rounds"
+else
+	not_ok "volatile_stress: no umount round (umount_rounds=${umounts:-?})"
 fi
 if [ "$ooms" = 0 ]; then
 	ok "volatile_stress: no OOM kill"
