@@ -41,6 +41,7 @@ void stats_emit(struct evbuffer *out)
 	struct store_stats st;
 	struct stats s;
 	struct rusage ru;
+	struct lock_waits waits;
 	uint32_t now = clock_secs();
 
 	getrusage(RUSAGE_SELF, &ru);
@@ -51,6 +52,7 @@ void stats_emit(struct evbuffer *out)
 	uint64_t imem = index_mem_bytes();
 	uint64_t maxbytes = settings.maxbytes;   /* cache_memlimit changes it */
 	cache_unlock();
+	cache_lock_waits_sum(&waits);
 
 	U("pid", getpid());
 	U("uptime", now - process_started);
@@ -108,6 +110,11 @@ void stats_emit(struct evbuffer *out)
 	U("fetch_queue_depth", __atomic_load_n(&stat_fetch_queue_depth, __ATOMIC_RELAXED));
 	U("fetch_active", __atomic_load_n(&stat_fetch_active, __ATOMIC_RELAXED));
 	U("fetch_coalesced", __atomic_load_n(&stat_fetch_coalesced, __ATOMIC_RELAXED));
+	U("cache_lock_rd_waits", waits.rd_waits);
+	U("cache_lock_wr_waits", waits.wr_waits);
+	U("cache_lock_rd_wait_us", waits.rd_wait_ns / 1000);
+	U("cache_lock_wr_wait_us", waits.wr_wait_ns / 1000);
+	U("cache_lock_wait_us", (waits.rd_wait_ns + waits.wr_wait_ns) / 1000);
 	U("verify_errors", s.verify_errors);
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
@@ -191,6 +198,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();
+	cache_lock_waits_reset();
 	__atomic_store_n(&stat_fetch_coalesced, 0, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < CACHEDUMP_CLASSES; i++)
 		__atomic_store_n(&class_reclaimed[i], 0, __ATOMIC_RELAXED);
