@@ -433,22 +433,29 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 
 #define STAT_ADD(field) __atomic_fetch_add(&stats.field, 1, __ATOMIC_RELAXED)
 
+enum get_fast_res { FAST_SLOW, FAST_HIT, FAST_MISS };
+
 /*
- * The common case of a get, under the shared lock: the key is there, not
- * expired or flushed, and its segment is hot.  Returns true when it was
- * served; false sends the key down the exclusive path (get_one), which
- * handles every other case.
+ * The common cases of a get, under the shared lock: the key is there, not
+ * expired or flushed, and its segment is hot (FAST_HIT, served); or, with
+ * no origin, the key is not there at all (FAST_MISS, counted; nothing to
+ * expire, drop or fetch).  FAST_SLOW sends the key down the exclusive
+ * path (get_one), which handles every other case.
  */
-static bool get_fast(struct conn *c, const char *key, size_t nkey,
-		     uint32_t hv, bool ret_cas)
+static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
+				  uint32_t hv, bool ret_cas)
 {
 	uint32_t now = clock_secs();
 	struct item *it;
-	bool served = false;
+	enum get_fast_res res = FAST_SLOW;
 
 	cache_rdlock();
 	it = index_find(key, nkey, hv);
-	if (it && cache_alive(it, now) &&
+	if (!it && settings.origin == ORIGIN_NONE) {
+		STAT_ADD(cmd_get);
+		STAT_ADD(get_misses);
+		res = FAST_MISS;
+	} else if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
 	    (!settings.verify ||
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
@@ -458,10 +465,10 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 		emit_item(c->gbuf, it, ret_cas);
 		STAT_ADD(cmd_get);
 		STAT_ADD(get_hits);
-		served = true;
+		res = FAST_HIT;
 	}
 	cache_unlock();
-	return served;
+	return res;
 }
 
 /*
@@ -501,8 +508,12 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		proto_collect_key(c, key, nkey);
 		return false;
 	}
-	if (!touch && !collect && get_fast(c, key, nkey, hv, ret_cas))
-		return true;
+	if (!touch && !collect) {
+		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas);
+
+		if (r != FAST_SLOW)
+			return r == FAST_HIT;
+	}
 	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && touch)

@@ -3,6 +3,11 @@
  *
  * Counters live in the global struct stats (changed under cache_lock) and
  * a few atomics for connections and bytes; this file only formats them.
+ * No scrape takes cache_lock exclusively, and the ones that look at every
+ * item (stats items, slabs, cachedump) take it shared for one step of
+ * INDEX_WALK_STEP items at a time, so a get or a store waits at most one
+ * step for a scrape; their figures are approximate while the cache
+ * changes, as memcached's are.
  */
 #include "stats.h"
 
@@ -34,6 +39,18 @@ const char *mode_name(enum cache_mode m)
 	return names[m];
 }
 
+/* Copy the counters, each read atomically (stats, struct stats). */
+static void stats_copy(struct stats *to)
+{
+	_Static_assert(sizeof(struct stats) % sizeof(uint64_t) == 0,
+		       "struct stats holds only uint64_t counters");
+	uint64_t *dst = (uint64_t *)to;
+	uint64_t *src = (uint64_t *)&stats;
+
+	for (size_t i = 0; i < sizeof(stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
 #define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))
 
 void stats_emit(struct evbuffer *out)
@@ -45,8 +62,13 @@ void stats_emit(struct evbuffer *out)
 	uint32_t now = clock_secs();
 
 	getrusage(RUSAGE_SELF, &ru);
-	cache_wrlock();
-	s = stats;
+	/*
+	 * Shared: a get fast path adds to the counters meanwhile (atomic
+	 * adds), so each is read atomically; the set is as consistent as a
+	 * memcached scrape's, not a snapshot of one instant.
+	 */
+	cache_rdlock();
+	stats_copy(&s);
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
@@ -298,9 +320,14 @@ static struct class_acc *classes_count(void)
 	if (!a)
 		return NULL;
 	a->now = clock_secs();
-	cache_rdlock();
-	index_foreach(classes_add, a);
-	cache_unlock();
+	uint64_t cursor = 0;
+	bool done;
+
+	do {
+		cache_rdlock();
+		done = index_walk(&cursor, INDEX_WALK_STEP, classes_add, a);
+		cache_unlock();
+	} while (!done);
 	return a;
 }
 
@@ -394,9 +421,14 @@ void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 	struct dump_acc d = { .out = out, .now = clock_secs(), .limit = limit,
 			      .id = id };
 
-	cache_rdlock();
-	index_foreach(dump_one, &d);
-	cache_unlock();
+	uint64_t cursor = 0;
+	bool done;
+
+	do {
+		cache_rdlock();
+		done = index_walk(&cursor, INDEX_WALK_STEP, dump_one, &d);
+		cache_unlock();
+	} while (!done && !d.full && !(d.limit && d.shown >= d.limit));
 	evbuffer_add(out, "END\r\n", 5);
 }
 

@@ -84,6 +84,26 @@ static int value_is(struct item *it, const char *v)
 	       !memcmp(store_ptr(it->off) + it->vlen, "\r\n", 2);
 }
 
+struct walk_count {
+	unsigned char *seen;      /* per k%d key */
+	unsigned int new_seen;    /* n%d keys */
+};
+
+static void walk_counter(struct item *it, void *arg)
+{
+	struct walk_count *wc = arg;
+
+	int n = 0;
+
+	if (it->key[0] != 'k') {
+		wc->new_seen++;
+		return;
+	}
+	for (int i = 1; i < it->keylen; i++)     /* key[] has no NUL */
+		n = n * 10 + it->key[i] - '0';
+	wc->seen[n]++;
+}
+
 static void test_index(void)
 {
 	char key[32];
@@ -114,6 +134,38 @@ static void test_index(void)
 	CHECK(index_count() == 5000, "after remove");
 	CHECK(!index_find("k2", 2, index_hash("k2", 2)), "removed gone");
 	CHECK(index_find("k3", 2, index_hash("k3", 2)) != NULL, "kept");
+
+	/*
+	 * A stepped walk while the table doubles twice between steps: each
+	 * of the 5,000 items present throughout is seen exactly once.
+	 */
+	static unsigned char seen[10000];
+	struct walk_count wc = { .seen = seen };
+	uint64_t cursor = 0;
+	unsigned int steps = 0, added = 0;
+	unsigned int hp0 = index_hashpower();
+
+	memset(seen, 0, sizeof(seen));
+	while (!index_walk(&cursor, 7, walk_counter, &wc)) {
+		steps++;
+		for (int j = 0; j < 40; j++) {
+			int n = sprintf(key, "n%u", added++);
+
+			index_insert(item_new(key, (size_t)n, index_hash(key, (size_t)n)));
+		}
+	}
+	int once = 0, other = 0;
+	for (int i = 0; i < 10000; i++) {
+		if (i % 2 && seen[i] == 1)
+			once++;
+		else if (seen[i])
+			other++;
+	}
+	CHECK(once == 5000 && other == 0 && wc.new_seen <= added,
+	      "stepped walk: %d of 5000 seen once, %d wrong, %u of %u new seen", once, other,
+	      wc.new_seen, added);
+	CHECK(steps > 500 && index_hashpower() >= hp0 + 2,
+	      "the walk took %u steps over %u doublings", steps, index_hashpower() - hp0);
 	printf("ok - index\n");
 }
 
