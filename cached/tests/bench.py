@@ -359,10 +359,11 @@ def scrape_bench():
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=120)
             ctx = multiprocessing.get_context("fork")
-            scraping, stop = ctx.Event(), ctx.Event()
+            scraping, stop, in_round = ctx.Event(), ctx.Event(), ctx.Event()
             rounds = ctx.Value("l", 0)
             sc = socket.create_connection(("127.0.0.1", port))
-            sp = ctx.Process(target=scrape.scraper, args=(sc, scraping, rounds, stop))
+            sp = ctx.Process(target=scrape.scraper, args=(sc, scraping, rounds, stop, in_round),
+                             daemon=True)
             sp.start()
             alone, busy = [], []
             for r in range(SCRAPE_ROUNDS):
@@ -379,6 +380,7 @@ def scrape_bench():
                                     "-j", path], check=True, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, timeout=600)
                     scraping.clear()
+                    scrape.wait_idle(in_round)  # no round runs into the next phase
                     d = json.load(open(path))
                     os.unlink(path)
                     if d["misses"]:

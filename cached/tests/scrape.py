@@ -67,17 +67,28 @@ def read_big(s, end=b"END\r\n"):
             return b"".join(parts)
 
 
-def scraper(s, scraping, rounds, stop):
-    """In a process of its own: loop the scrapes while scraping is set."""
+def scraper(s, scraping, rounds, stop, busy):
+    """In a process of its own: loop the scrapes while scraping is set;
+    busy is set while a round runs."""
     while not stop.is_set():
         if not scraping.wait(0.05):
             continue
+        busy.set()
         for cmd in (b"stats items\r\n", b"stats cachedump 1 0\r\n", b"stats\r\n"):
             s.sendall(cmd)
             read_big(s)
+        busy.clear()
         with rounds.get_lock():
             rounds.value += 1
         time.sleep(0.1)         # a scrape every 0.1 s: still far more than monitors do
+
+
+def wait_idle(busy):
+    """Wait for the scraper's round under way to end: an idle phase is
+    idle from its start."""
+    end = time.time() + 120
+    while busy.is_set() and time.time() < end:
+        time.sleep(0.01)
 
 
 def measure(c, seconds):
@@ -176,19 +187,20 @@ def main():
         gc = socket.create_connection(("127.0.0.1", port))
         gc.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         ctx = multiprocessing.get_context("fork")
-        scraping, stop = ctx.Event(), ctx.Event()
+        scraping, stop, busy = ctx.Event(), ctx.Event(), ctx.Event()
         rounds = ctx.Value("l", 0)
-        sp = ctx.Process(target=scraper, args=(sc, scraping, rounds, stop))
+        sp = ctx.Process(target=scraper, args=(sc, scraping, rounds, stop, busy), daemon=True)
         sp.start()
         pairs = []
         for pair in range(PAIRS):
             figs = []
-            for busy in (False, True):
-                if busy:
+            for on in (False, True):
+                if on:
                     scraping.set()
                     time.sleep(0.3)     # a scrape under way
                 lat = measure(gc, PHASE_SECONDS)
                 scraping.clear()
+                wait_idle(busy)
                 figs.append(p99(lat))
             pairs.append(figs)
             print("pair %d: gets' p99 idle %.2f ms, scraping %.2f ms" % (pair, figs[0] * 1e3, figs[1] * 1e3))
