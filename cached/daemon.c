@@ -29,6 +29,57 @@ uint32_t process_started;
 
 static bool log_silenced;
 
+/*
+ * Wait slots: a thread claims one at its first wait and keeps it.  Past
+ * the last slot threads share it; the adds are atomic, so sharing costs
+ * only the cache line.
+ */
+#define LOCK_WAIT_SLOTS 128
+static struct lock_waits lock_wait_slots[LOCK_WAIT_SLOTS];
+static unsigned int lock_wait_slots_used;
+static __thread struct lock_waits *my_lock_waits;
+
+void cache_lock_waited(bool write, uint64_t start_ns)
+{
+	uint64_t ns = now_nsec() - start_ns;
+	struct lock_waits *w = my_lock_waits;
+
+	if (!w) {
+		unsigned int i = __atomic_fetch_add(&lock_wait_slots_used, 1,
+						    __ATOMIC_RELAXED);
+
+		w = &lock_wait_slots[i < LOCK_WAIT_SLOTS ? i : LOCK_WAIT_SLOTS - 1];
+		my_lock_waits = w;
+	}
+	__atomic_fetch_add(write ? &w->wr_waits : &w->rd_waits, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(write ? &w->wr_wait_ns : &w->rd_wait_ns, ns, __ATOMIC_RELAXED);
+}
+
+void cache_lock_waits_sum(struct lock_waits *sum)
+{
+	*sum = (struct lock_waits){ 0 };
+	for (unsigned int i = 0; i < LOCK_WAIT_SLOTS; i++) {
+		struct lock_waits *w = &lock_wait_slots[i];
+
+		sum->rd_waits += __atomic_load_n(&w->rd_waits, __ATOMIC_RELAXED);
+		sum->wr_waits += __atomic_load_n(&w->wr_waits, __ATOMIC_RELAXED);
+		sum->rd_wait_ns += __atomic_load_n(&w->rd_wait_ns, __ATOMIC_RELAXED);
+		sum->wr_wait_ns += __atomic_load_n(&w->wr_wait_ns, __ATOMIC_RELAXED);
+	}
+}
+
+void cache_lock_waits_reset(void)
+{
+	for (unsigned int i = 0; i < LOCK_WAIT_SLOTS; i++) {
+		struct lock_waits *w = &lock_wait_slots[i];
+
+		__atomic_store_n(&w->rd_waits, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->wr_waits, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->rd_wait_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->wr_wait_ns, 0, __ATOMIC_RELAXED);
+	}
+}
+
 void log_silence(void)
 {
 	log_silenced = true;

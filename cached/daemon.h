@@ -90,6 +90,42 @@ struct stats {
 extern struct stats stats;
 extern pthread_rwlock_t cache_lock;
 
+static inline uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static inline uint64_t now_nsec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Waits for cache_lock: how often a thread found it taken (its first
+ * trylock failed), per mode, and for how long in all.  Each thread counts
+ * in a slot of its own (its own cache line), claimed at its first wait;
+ * stats sums the slots.  The uncontended path counts nothing.
+ */
+struct lock_waits {
+	uint64_t rd_waits, wr_waits;
+	uint64_t rd_wait_ns, wr_wait_ns;
+} __attribute__((aligned(64)));
+
+/* Count one wait that began at start_ns (now_nsec()) and ends now. */
+void cache_lock_waited(bool write, uint64_t start_ns);
+
+/* The sum of every thread's waits. */
+void cache_lock_waits_sum(struct lock_waits *sum);
+
+/* Zero every thread's waits (stats reset). */
+void cache_lock_waits_reset(void);
+
 /*
  * cache_lock is held for a microsecond or so.  A thread that finds it
  * taken retries for a few microseconds before it sleeps: sleeping on the
@@ -109,24 +145,31 @@ static inline void cpu_relax(void)
 }
 
 static inline void cache_lock_spin(int (*trylock)(pthread_rwlock_t *),
-				   int (*lock)(pthread_rwlock_t *))
+				   int (*lock)(pthread_rwlock_t *), bool write)
 {
-	for (int i = 0; i < CACHE_LOCK_SPIN; i++) {
-		if (trylock(&cache_lock) == 0)
-			return;
+	uint64_t start;
+
+	if (trylock(&cache_lock) == 0)
+		return;
+	start = now_nsec();
+	for (int i = 1; i < CACHE_LOCK_SPIN; i++) {
 		cpu_relax();
+		if (trylock(&cache_lock) == 0)
+			goto waited;
 	}
 	lock(&cache_lock);
+waited:
+	cache_lock_waited(write, start);
 }
 
 static inline void cache_rdlock(void)
 {
-	cache_lock_spin(pthread_rwlock_tryrdlock, pthread_rwlock_rdlock);
+	cache_lock_spin(pthread_rwlock_tryrdlock, pthread_rwlock_rdlock, false);
 }
 
 static inline void cache_wrlock(void)
 {
-	cache_lock_spin(pthread_rwlock_trywrlock, pthread_rwlock_wrlock);
+	cache_lock_spin(pthread_rwlock_trywrlock, pthread_rwlock_wrlock, true);
 }
 
 static inline void cache_unlock(void)
@@ -170,13 +213,5 @@ void logmsg(int level, const char *fmt, ...)
 
 /* Make logmsg print nothing from now on (the test harnesses). */
 void log_silence(void);
-
-static inline uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
-}
 
 #endif

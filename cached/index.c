@@ -4,6 +4,8 @@
  * Buckets are a power of two; the table doubles when it holds 1.5 items
  * per bucket, rehashing in one step under cache_lock (cheap next to the
  * work that produced the items).  Items are malloc'd with the key inline.
+ * Scrapes walk the table in steps (index_walk) and drop the lock between
+ * them.
  */
 #include "index.h"
 
@@ -119,6 +121,11 @@ struct item *item_new(const char *key, size_t nkey, uint32_t hv)
 	return it;
 }
 
+unsigned int index_hashpower(void)
+{
+	return hashpower;
+}
+
 uint64_t index_count(void)
 {
 	return nitems;
@@ -141,4 +148,44 @@ void index_foreach(void (*fn)(struct item *it, void *arg), void *arg)
 			fn(it, arg);
 		}
 	}
+}
+
+static uint64_t rev64(uint64_t v)
+{
+	v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
+	v = ((v >> 2) & 0x3333333333333333ull) | ((v & 0x3333333333333333ull) << 2);
+	v = ((v >> 4) & 0x0f0f0f0f0f0f0f0full) | ((v & 0x0f0f0f0f0f0f0f0full) << 4);
+	return __builtin_bswap64(v);
+}
+
+/*
+ * The cursor counts in the bucket index's bits reversed: the next bucket
+ * is the reversed increment of the current one.  After a doubling, bucket
+ * b's items sit in b and b + old size, which in reversed order are
+ * neighbours, so the walk neither repeats nor skips them.
+ */
+bool index_walk(uint64_t *cursor, unsigned int budget,
+		void (*fn)(struct item *it, void *arg), void *arg)
+{
+	uint64_t mask = ((uint64_t)1 << hashpower) - 1;
+	uint64_t v = *cursor;
+	unsigned int seen = 0;
+
+	do {
+		struct item *it = buckets[v & mask], *next;
+
+		for (; it; it = next) {
+			next = it->hnext;
+			fn(it, arg);
+			seen++;
+		}
+		v |= ~mask;
+		v = rev64(rev64(v) + 1);
+		if (v == 0) {
+			*cursor = 0;
+			return true;
+		}
+	} while (seen < budget);
+	*cursor = v;
+	return false;
 }

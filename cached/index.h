@@ -8,6 +8,7 @@
 #ifndef INDEX_H
 #define INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,5 +73,24 @@ uint64_t index_mem_bytes(void);
 
 /* Call fn for each item; fn may remove the item it is given. */
 void index_foreach(void (*fn)(struct item *it, void *arg), void *arg);
+
+/*
+ * One step of a walk over every item, for walks that drop cache_lock
+ * between steps (the scrapes): calls fn for the items of whole buckets
+ * from *cursor on until at least budget items were seen, and advances
+ * *cursor (0 starts a walk).  Returns true when the walk is complete.
+ * Buckets are visited in reverse-binary order (as Redis' SCAN), so an
+ * item present from the first step to the last is seen exactly once even
+ * when the table doubles between steps; items added or removed meanwhile
+ * may be seen or not.
+ */
+bool index_walk(uint64_t *cursor, unsigned int budget,
+		void (*fn)(struct item *it, void *arg), void *arg);
+
+/* log2 of the number of buckets (the unit tests). */
+unsigned int index_hashpower(void);
+
+/* Items a scrape looks at per hold of the shared lock (index_walk). */
+#define INDEX_WALK_STEP 1000
 
 #endif

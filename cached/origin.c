@@ -3,11 +3,13 @@
  * The memcache origin is asynchronous and lives in upstream.c.
  *
  * gen work (the configured rebuild cost) and dir reads run without
- * cache_lock held, in the fetch pool (fetch.c) for a get or mg, so they
- * stall only the connection that asked; with --fetch-threads 0, and for
+ * cache_lock held, in the fetch pool (fetch.c), for a get or mg as for
  * the rebuild of a lost key before another command decides
- * (rebuild_lost), in the worker thread, stalling its other connections.  dir keys are confined to PATH: a key with a ".." component, an
- * absolute key, or a key naming a non-regular file is "not found".
+ * (rebuild_lost), so they stall only the connection that asked; with
+ * --fetch-threads 0 they run in the worker thread, stalling its other
+ * connections.  dir keys are confined to PATH: a key with a ".."
+ * component, an absolute key, or a key naming a non-regular file is
+ * "not found".
  */
 #define _GNU_SOURCE
 #include "origin.h"

@@ -142,7 +142,7 @@ size_t tokenize(char *command, token_t *tokens, size_t max_tokens);
 /* memcached's "noreply" as the last token; true when set. */
 bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
 /* A synchronous origin rebuilds a lost key before a command decides. */
-void rebuild_lost(const char *key, size_t nkey, uint32_t hv);
+void rebuild_lost(struct conn *c, const char *key, size_t nkey, uint32_t hv);
 /* A value block arrived (set, ms): false for a bad chunk; else returns
  * holding cache_lock, ready to store. */
 bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv);

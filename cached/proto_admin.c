@@ -3,10 +3,11 @@
  * protocol: lru_crawler (metadump lists every live item, as dump tools
  * expect) and cache_memlimit (the memory limit at run time).
  *
- * cached has no LRU crawler thread: metadump walks the index under the
- * lock and writes the whole listing into the reply, so one metadump of a
- * big cache takes memory for its reply (about 100 bytes per item) and
- * holds the lock for the walk.  The other crawler commands are accepted
+ * cached has no LRU crawler thread: metadump walks the index in steps of
+ * INDEX_WALK_STEP items, each under the shared lock, and writes the whole
+ * listing into the reply, so one metadump of a big cache takes memory for
+ * its reply (about 100 bytes per item) but keeps a get waiting for one
+ * step at most.  The other crawler commands are accepted
  * and answered as memcached answers them.
  */
 #include "proto.h"
@@ -106,9 +107,14 @@ static void metadump(struct conn *c, char *which)
 		out_string(c, "SERVER_ERROR out of memory");
 		return;
 	}
-	cache_rdlock();
-	index_foreach(dump_one, &m);
-	cache_unlock();
+	uint64_t cursor = 0;
+	bool done;
+
+	do {
+		cache_rdlock();
+		done = index_walk(&cursor, INDEX_WALK_STEP, dump_one, &m);
+		cache_unlock();
+	} while (!done);
 	evbuffer_add(m.out, "END\r\n", 5);
 	evbuffer_add_buffer(c->out, m.out);
 	evbuffer_free(m.out);

@@ -859,7 +859,7 @@ static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	rebuild_lost(tokens[1].value, tokens[1].length, hv);
+	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	it = cache_drop_if_lost(cache_lookup(tokens[1].value, tokens[1].length,
 					     hv, &expired));
@@ -926,7 +926,7 @@ static void meta_arith(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(key, nkey);
-	rebuild_lost(key, nkey, hv);
+	rebuild_lost(c, key, nkey, hv);
 	cache_wrlock();
 	cur = cache_drop_if_lost(cache_lookup(key, nkey, hv, &expired));
 	if (cur && cur->state == ITEM_OK && cur->vlen > 0 && of.req_cas &&

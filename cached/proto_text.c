@@ -433,22 +433,29 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
 
 #define STAT_ADD(field) __atomic_fetch_add(&stats.field, 1, __ATOMIC_RELAXED)
 
+enum get_fast_res { FAST_SLOW, FAST_HIT, FAST_MISS };
+
 /*
- * The common case of a get, under the shared lock: the key is there, not
- * expired or flushed, and its segment is hot.  Returns true when it was
- * served; false sends the key down the exclusive path (get_one), which
- * handles every other case.
+ * The common cases of a get, under the shared lock: the key is there, not
+ * expired or flushed, and its segment is hot (FAST_HIT, served); or, with
+ * no origin, the key is not there at all (FAST_MISS, counted; nothing to
+ * expire, drop or fetch).  FAST_SLOW sends the key down the exclusive
+ * path (get_one), which handles every other case.
  */
-static bool get_fast(struct conn *c, const char *key, size_t nkey,
-		     uint32_t hv, bool ret_cas)
+static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
+				  uint32_t hv, bool ret_cas)
 {
 	uint32_t now = clock_secs();
 	struct item *it;
-	bool served = false;
+	enum get_fast_res res = FAST_SLOW;
 
 	cache_rdlock();
 	it = index_find(key, nkey, hv);
-	if (it && cache_alive(it, now) &&
+	if (!it && settings.origin == ORIGIN_NONE) {
+		STAT_ADD(cmd_get);
+		STAT_ADD(get_misses);
+		res = FAST_MISS;
+	} else if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
 	    (!settings.verify ||
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
@@ -458,10 +465,10 @@ static bool get_fast(struct conn *c, const char *key, size_t nkey,
 		emit_item(c->gbuf, it, ret_cas);
 		STAT_ADD(cmd_get);
 		STAT_ADD(get_hits);
-		served = true;
+		res = FAST_HIT;
 	}
 	cache_unlock();
-	return served;
+	return res;
 }
 
 /*
@@ -501,8 +508,12 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		proto_collect_key(c, key, nkey);
 		return false;
 	}
-	if (!touch && !collect && get_fast(c, key, nkey, hv, ret_cas))
-		return true;
+	if (!touch && !collect) {
+		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas);
+
+		if (r != FAST_SLOW)
+			return r == FAST_HIT;
+	}
 	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && touch)
@@ -742,7 +753,7 @@ bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv)
 	}
 	*hv = index_hash(c->key, c->nkey);
 	if (c->cmd != CMD_SET)
-		rebuild_lost(c->key, c->nkey, *hv);
+		rebuild_lost(c, c->key, c->nkey, *hv);
 	cache_wrlock();
 	stats.cmd_set++;
 	if (settings.origin == ORIGIN_MEMCACHE)
@@ -804,9 +815,11 @@ bool proto_write_through(struct conn *c, uint32_t hv, const char *reply,
  * replace, cas, append, prepend, touch, delete, incr, decr): the answer is
  * the one it would have had if nothing had been lost.  Without an origin
  * the lost key is a miss, as an evicted one (cache.c).  The fetch runs
- * without the lock.
+ * without the lock.  With the fetch pool, proto_run has already rebuilt
+ * the key through the pool (rebuild_in_pool) while the connection waited,
+ * and nothing is fetched here.
  */
-void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
+void rebuild_lost(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 {
 	struct item *it;
 	char *val = NULL;
@@ -814,7 +827,8 @@ void rebuild_lost(const char *key, size_t nkey, uint32_t hv)
 	uint64_t t0;
 	int r;
 
-	if (!origin_is_sync())
+	/* the fetch pool asked the origin for this command: its answer holds */
+	if (!origin_is_sync() || conn_find_fetched(c, key, nkey))
 		return;
 	cache_wrlock();
 	r = cache_lost(key, nkey, hv);
@@ -885,7 +899,7 @@ static void process_arithmetic(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	rebuild_lost(tokens[1].value, tokens[1].length, hv);
+	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	r = cache_delta(tokens[1].value, tokens[1].length, hv, incr, delta, buf);
 	if (r == D_NOT_FOUND) {
@@ -934,7 +948,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	}
 	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	rebuild_lost(tokens[1].value, tokens[1].length, hv);
+	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_delete(tokens[1].value, tokens[1].length, hv);
 	if (found)
@@ -963,7 +977,7 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 		return;
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
-	rebuild_lost(tokens[1].value, tokens[1].length, hv);
+	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
 	cache_wrlock();
 	found = cache_touch(tokens[1].value, tokens[1].length, hv,
 			    cache_exptime(exptime_int));
@@ -1166,6 +1180,79 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
  * True when a line is a get-family command (its misses may go to an
  * origin first): get, gets, gat, gats, and mg when with_mg.
  */
+/*
+ * With the fetch pool: the key of a command line that rebuilds a lost key
+ * before it decides (rebuild_lost), or false.  An ms in set mode without
+ * C overwrites whatever was there and rebuilds nothing; a meta command
+ * with b (a base64 key) is left to the inline rebuild.
+ */
+static bool rebuild_line_key(const char *p, size_t n, const char **key,
+			     size_t *nkey)
+{
+	static const char *const cmds[] = {
+		"add", "replace", "cas", "append", "prepend", "touch", "delete",
+		"incr", "decr", "ms", "md", "ma",
+	};
+	const char *end = p + n, *t, *k;
+	bool meta, is_ms, overwrite = true;
+	size_t ncmd, i;
+
+	while (p < end && *p == ' ')
+		p++;
+	for (t = p; t < end && *t != ' '; t++)
+		;
+	ncmd = (size_t)(t - p);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strlen(cmds[i]) == ncmd && !memcmp(cmds[i], p, ncmd))
+			break;
+	if (i == sizeof(cmds) / sizeof(cmds[0]))
+		return false;
+	meta = ncmd == 2;
+	is_ms = meta && p[1] == 's';
+	while (t < end && *t == ' ')
+		t++;
+	for (k = t; t < end && *t != ' '; t++)
+		;
+	if (t == k || t - k > KEY_MAX_LENGTH)
+		return false;
+	*key = k;
+	*nkey = (size_t)(t - k);
+	while (meta && t < end) {
+		const char *f;
+
+		while (t < end && *t == ' ')
+			t++;
+		for (f = t; t < end && *t != ' '; t++)
+			;
+		if (t == f)
+			break;
+		if (*f == 'b')
+			return false;
+		if (*f == 'C' || (*f == 'M' && t - f > 1 && f[1] != 'S' && f[1] != 's'))
+			overwrite = false;
+	}
+	return !(is_ms && overwrite);
+}
+
+/*
+ * A command about to rebuild a lost key: hand the fetch to the pool and
+ * return true (the connection waits for it, then runs the command again,
+ * as a get's first pass does); false when the key is not lost.
+ */
+static bool rebuild_in_pool(struct conn *c, const char *key, size_t nkey)
+{
+	uint32_t hv = index_hash(key, nkey);
+	bool lost;
+
+	cache_wrlock();
+	lost = cache_lost(key, nkey, hv);
+	cache_unlock();
+	if (!lost)
+		return false;
+	fetch_get(c, key, nkey);
+	return c->pending > 0;
+}
+
 static bool is_get_line(const char *p, size_t n, bool with_mg)
 {
 	while (n && *p == ' ') {
@@ -1211,7 +1298,8 @@ static enum proto_ret proto_run(struct conn *c)
 	for (;;) {
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
-		size_t consumed;
+		const char *rkey;
+		size_t consumed, rnkey;
 
 		switch (c->state) {
 		case ST_CLOSE:
@@ -1309,6 +1397,14 @@ static enum proto_ret proto_run(struct conn *c)
 			}
 			c->refetched = true;
 			continue;
+		}
+		if (fetch_enabled() && !c->refetched &&
+		    rebuild_line_key(line, (size_t)(el - line), &rkey, &rnkey) &&
+		    rebuild_in_pool(c, rkey, rnkey)) {
+			/* a lost key rebuilt off the worker, then this line again */
+			c->state = ST_WAIT;
+			upstream_flush(c);
+			return PROTO_BLOCKED;
 		}
 		*el = '\0';
 		c->rstart += consumed;

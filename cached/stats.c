@@ -3,6 +3,11 @@
  *
  * Counters live in the global struct stats (changed under cache_lock) and
  * a few atomics for connections and bytes; this file only formats them.
+ * No scrape takes cache_lock exclusively, and the ones that look at every
+ * item (stats items, slabs, cachedump) take it shared for one step of
+ * INDEX_WALK_STEP items at a time, so a get or a store waits at most one
+ * step for a scrape; their figures are approximate while the cache
+ * changes, as memcached's are.
  */
 #include "stats.h"
 
@@ -34,6 +39,18 @@ const char *mode_name(enum cache_mode m)
 	return names[m];
 }
 
+/* Copy the counters, each read atomically (stats, struct stats). */
+static void stats_copy(struct stats *to)
+{
+	_Static_assert(sizeof(struct stats) % sizeof(uint64_t) == 0,
+		       "struct stats holds only uint64_t counters");
+	uint64_t *dst = (uint64_t *)to;
+	uint64_t *src = (uint64_t *)&stats;
+
+	for (size_t i = 0; i < sizeof(stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
 #define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))
 
 void stats_emit(struct evbuffer *out)
@@ -41,16 +58,23 @@ void stats_emit(struct evbuffer *out)
 	struct store_stats st;
 	struct stats s;
 	struct rusage ru;
+	struct lock_waits waits;
 	uint32_t now = clock_secs();
 
 	getrusage(RUSAGE_SELF, &ru);
-	cache_wrlock();
-	s = stats;
+	/*
+	 * Shared: a get fast path adds to the counters meanwhile (atomic
+	 * adds), so each is read atomically; the set is as consistent as a
+	 * memcached scrape's, not a snapshot of one instant.
+	 */
+	cache_rdlock();
+	stats_copy(&s);
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
 	uint64_t maxbytes = settings.maxbytes;   /* cache_memlimit changes it */
 	cache_unlock();
+	cache_lock_waits_sum(&waits);
 
 	U("pid", getpid());
 	U("uptime", now - process_started);
@@ -108,6 +132,11 @@ void stats_emit(struct evbuffer *out)
 	U("fetch_queue_depth", __atomic_load_n(&stat_fetch_queue_depth, __ATOMIC_RELAXED));
 	U("fetch_active", __atomic_load_n(&stat_fetch_active, __ATOMIC_RELAXED));
 	U("fetch_coalesced", __atomic_load_n(&stat_fetch_coalesced, __ATOMIC_RELAXED));
+	U("cache_lock_rd_waits", waits.rd_waits);
+	U("cache_lock_wr_waits", waits.wr_waits);
+	U("cache_lock_rd_wait_us", waits.rd_wait_ns / 1000);
+	U("cache_lock_wr_wait_us", waits.wr_wait_ns / 1000);
+	U("cache_lock_wait_us", (waits.rd_wait_ns + waits.wr_wait_ns) / 1000);
 	U("verify_errors", s.verify_errors);
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
@@ -191,6 +220,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();
+	cache_lock_waits_reset();
 	__atomic_store_n(&stat_fetch_coalesced, 0, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < CACHEDUMP_CLASSES; i++)
 		__atomic_store_n(&class_reclaimed[i], 0, __ATOMIC_RELAXED);
@@ -290,9 +320,14 @@ static struct class_acc *classes_count(void)
 	if (!a)
 		return NULL;
 	a->now = clock_secs();
-	cache_rdlock();
-	index_foreach(classes_add, a);
-	cache_unlock();
+	uint64_t cursor = 0;
+	bool done;
+
+	do {
+		cache_rdlock();
+		done = index_walk(&cursor, INDEX_WALK_STEP, classes_add, a);
+		cache_unlock();
+	} while (!done);
 	return a;
 }
 
@@ -386,9 +421,14 @@ void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 	struct dump_acc d = { .out = out, .now = clock_secs(), .limit = limit,
 			      .id = id };
 
-	cache_rdlock();
-	index_foreach(dump_one, &d);
-	cache_unlock();
+	uint64_t cursor = 0;
+	bool done;
+
+	do {
+		cache_rdlock();
+		done = index_walk(&cursor, INDEX_WALK_STEP, dump_one, &d);
+		cache_unlock();
+	} while (!done && !d.full && !(d.limit && d.shown >= d.limit));
 	evbuffer_add(out, "END\r\n", 5);
 }
 

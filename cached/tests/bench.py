@@ -29,6 +29,19 @@ cases alternating, medians over rounds; with the fetch pool (default
 --fetch-threads 4) and, once, with --fetch-threads 0 (every fetch in the
 worker thread, as before the pool).  BENCH_ONLY=stall runs only this part.
 
+Then throughput by worker threads (BENCH_ONLY=threads): memcached and
+cached (pinned) at -t 1, -t 2 and -t 4, 100-byte values, loadgen -t 2
+-c 8 closed loop, BENCH_THREADS_ROUNDS rounds (8) alternating which server
+goes first; the ratio and its 95% interval as above.
+
+Then the scrapes (BENCH_ONLY=scrape): memcached and cached at -t 2 with
+BENCH_SCRAPE_ITEMS (1,000,000) small items; gets of 1,000 warmed keys at
+BENCH_SCRAPE_RATE (2000/s) open loop, their p99 alone and while another
+client loops stats items, stats cachedump 1 0 and stats (tests/scrape.py's
+scraper), BENCH_SCRAPE_ROUNDS rounds (6) of BENCH_SCRAPE_SECONDS (2), the
+two cases alternating; per server the median of the per-round ratios of
+the two p99s, with its 95% interval.
+
 Many short rounds rather than a few long ones: the machine's own drift
 (other load, the host of a virtual machine) then hits all three servers
 alike, and the interval narrows with the number of rounds.
@@ -61,6 +74,11 @@ STALL_ROUNDS = int(os.environ.get("BENCH_STALL_ROUNDS", "5"))
 STALL_SECONDS = float(os.environ.get("BENCH_STALL_SECONDS", "2"))
 STALL_COST = 5000
 ONLY = os.environ.get("BENCH_ONLY", "")
+THREADS_ROUNDS = int(os.environ.get("BENCH_THREADS_ROUNDS", "8"))
+SCRAPE_ITEMS = int(os.environ.get("BENCH_SCRAPE_ITEMS", "1000000"))
+SCRAPE_ROUNDS = int(os.environ.get("BENCH_SCRAPE_ROUNDS", "6"))
+SCRAPE_SECONDS = float(os.environ.get("BENCH_SCRAPE_SECONDS", "2"))
+SCRAPE_RATE = int(os.environ.get("BENCH_SCRAPE_RATE", "2000"))
 
 SERVERS = [
     ("memcached 1.6", lambda: util.start_memcached("-m", "256")),
@@ -281,6 +299,118 @@ def print_stall(res):
             cell(alone), cell(busy), streamed))
 
 
+def threads_bench():
+    """Throughput at -t 1, 2, 4: {t: [(memcached ops/s, cached ops/s)]},
+    THREADS_ROUNDS rounds alternating which server goes first."""
+    out = {}
+    for t in (1, 2, 4):
+        m, mport = util.start_memcached("-m", "256", "-t", str(t))
+        c, cport = util.start_cached("-m", "256", "-t", str(t))
+        try:
+            for port in (mport, cport):
+                warm_loadgen(port, 100)
+            rows = []
+            for r in range(THREADS_ROUNDS):
+                say("-t %d: throughput round %d/%d" % (t, r + 1, THREADS_ROUNDS))
+                res = {}
+                for name, proc, port in rotated([("m", m, mport), ("c", c, cport)], r):
+                    res[name] = run_loadgen(proc, port, 100)[0]
+                rows.append((res["m"], res["c"]))
+            out[t] = rows
+        finally:
+            util.stop(m)
+            util.stop(c)
+    return out
+
+
+def print_threads(res):
+    print()
+    print("throughput by worker threads: closed loop (loadgen -t 2 -c 8, 100-byte values, "
+          "90%% get), %d rounds of %gs per server, alternating which goes first" %
+          (THREADS_ROUNDS, SECONDS))
+    print("%-4s %14s %14s %8s %17s" % ("-t", "memcached op/s", "cached op/s", "ratio", "95% CI"))
+    for t, rows in res.items():
+        med, lo, hi = median_ci([c / m for m, c in rows])
+        print("%-4d %14.0f %14.0f %7.2fx %17s" % (
+            t, statistics.median(m for m, _ in rows), statistics.median(c for _, c in rows),
+            med, ci_text(lo, hi)))
+
+
+def scrape_bench():
+    """The gets' p99 alone and while another client loops stats items and
+    stats cachedump over SCRAPE_ITEMS items, for memcached and cached:
+    {name: ([alone p99 us], [scraping p99 us], scrape rounds)}."""
+    import multiprocessing
+    import socket
+    import scrape
+    out = {}
+    for name, start in (("memcached 1.6", lambda: util.start_memcached("-m", "1024", "-t", "2")),
+                        ("cached", lambda: util.start_cached("-m", "1024", "-t", "2"))):
+        proc, port = start()
+        try:
+            say("%s: %d items for the scrapes" % (name, SCRAPE_ITEMS))
+            for i in range(0, SCRAPE_ITEMS, 100000):
+                data = b"".join(b"set k%d 0 0 4 noreply\r\nvvvv\r\n" % j
+                                for j in range(i, min(i + 100000, SCRAPE_ITEMS)))
+                if util.command(port, data + b"version\r\n", timeout=120)[:8] != b"VERSION ":
+                    raise RuntimeError("%s: the fill failed" % name)
+            subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
+                            "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+            ctx = multiprocessing.get_context("fork")
+            scraping, stop, in_round = ctx.Event(), ctx.Event(), ctx.Event()
+            rounds = ctx.Value("l", 0)
+            sc = socket.create_connection(("127.0.0.1", port))
+            sp = ctx.Process(target=scrape.scraper, args=(sc, scraping, rounds, stop, in_round),
+                             daemon=True)
+            sp.start()
+            alone, busy = [], []
+            for r in range(SCRAPE_ROUNDS):
+                say("%s: scrape round %d/%d" % (name, r + 1, SCRAPE_ROUNDS))
+                for on in ((False, True) if r % 2 == 0 else (True, False)):
+                    if on:
+                        scraping.set()
+                        time.sleep(0.3)
+                    fd, path = tempfile.mkstemp(suffix=".json")
+                    os.close(fd)
+                    subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "--get-ratio", "1",
+                                    "-q", "-t", "1", "-c", "2", "-k", "1000", "--key-prefix",
+                                    "hit:", "-r", str(SCRAPE_RATE), "-d", str(SCRAPE_SECONDS),
+                                    "-j", path], check=True, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=600)
+                    scraping.clear()
+                    scrape.wait_idle(in_round)  # no round runs into the next phase
+                    d = json.load(open(path))
+                    os.unlink(path)
+                    if d["misses"]:
+                        raise RuntimeError("the hit load missed %d times" % d["misses"])
+                    (busy if on else alone).append(d["p99_us"])
+            stop.set()
+            sp.join(120)
+            sc.close()
+            out[name] = (alone, busy, rounds.value)
+        finally:
+            util.stop(proc)
+    return out
+
+
+def print_scrape(res):
+    print()
+    print("scrapes: -t 2, %d items of 4 bytes; gets of 1,000 warmed keys at %d/s open loop "
+          "(loadgen -c 2), p99 alone and while another client loops stats items, "
+          "stats cachedump 1 0 and stats (0.1 s apart); %d rounds of %gs each, "
+          "alternating; ratio: median over rounds of p99 scraping / p99 alone, [95%% CI]" %
+          (SCRAPE_ITEMS, SCRAPE_RATE, SCRAPE_ROUNDS, SCRAPE_SECONDS))
+    print("%-14s %16s %18s %8s %17s %8s" % ("server", "p99 alone, ms", "p99 scraping, ms",
+                                             "ratio", "95% CI", "scrapes"))
+    for name, (alone, busy, n) in res.items():
+        med, lo, hi = median_ci([b / max(a, 1.0) for a, b in zip(alone, busy)])
+        print("%-14s %16.2f %18.2f %7.2fx %17s %8d" % (
+            name, statistics.median(alone) / 1e3, statistics.median(busy) / 1e3, med,
+            ci_text(lo, hi), n))
+
+
 def label(size):
     return "%dB" % size if size < 1024 else "%dKiB" % (size // 1024)
 
@@ -294,6 +424,16 @@ def main():
         print("bench: BENCH_ROUNDS must be >= 1, BENCH_LAT_ROUNDS >= 0, "
               "BENCH_SECONDS and BENCH_LAT_SECONDS > 0")
         return 1
+    if ONLY in ("threads", "scrape"):
+        if not have_loadgen:
+            print("bench: the %s figures need loadgen" % ONLY)
+            return 1
+        print("load average before the run: %s" % open("/proc/loadavg").read().split()[0])
+        if ONLY == "threads":
+            print_threads(threads_bench())
+        else:
+            print_scrape(scrape_bench())
+        return 0
     if ONLY == "stall":
         if not have_loadgen:
             print("bench: the origin stall needs loadgen")
@@ -350,6 +490,10 @@ def main():
                     statistics.median(x[3] for x in xs), med, ci_text(lo, hi)))
     if have_loadgen and STALL_ROUNDS > 0:
         print_stall(stall())
+    if have_loadgen and THREADS_ROUNDS > 0:
+        print_threads(threads_bench())
+    if have_loadgen and SCRAPE_ROUNDS > 0:
+        print_scrape(scrape_bench())
     rows, n, size = overheads()
     print()
     print("memory per object (%d objects of %d bytes):" % (n, size))

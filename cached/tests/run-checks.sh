@@ -43,6 +43,8 @@ run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
 run fetch-pool $PY tests/fetch.py
 run fetch-pool-asan env CACHED_BIN=build-asan/cached $PY tests/fetch.py
+run scrape $PY tests/scrape.py
+run scrape-asan env CACHED_BIN=build-asan/cached SCRAPE_ITEMS=200000 $PY tests/scrape.py
 run admin $PY tests/admin.py
 run admin-asan env CACHED_BIN=build-asan/cached $PY tests/admin.py
 run volatility-host $PY tests/volatility.py

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -82,6 +84,26 @@ static int value_is(struct item *it, const char *v)
 	       !memcmp(store_ptr(it->off) + it->vlen, "\r\n", 2);
 }
 
+struct walk_count {
+	unsigned char *seen;      /* per k%d key */
+	unsigned int new_seen;    /* n%d keys */
+};
+
+static void walk_counter(struct item *it, void *arg)
+{
+	struct walk_count *wc = arg;
+
+	int n = 0;
+
+	if (it->key[0] != 'k') {
+		wc->new_seen++;
+		return;
+	}
+	for (int i = 1; i < it->keylen; i++)     /* key[] has no NUL */
+		n = n * 10 + it->key[i] - '0';
+	wc->seen[n]++;
+}
+
 static void test_index(void)
 {
 	char key[32];
@@ -112,6 +134,38 @@ static void test_index(void)
 	CHECK(index_count() == 5000, "after remove");
 	CHECK(!index_find("k2", 2, index_hash("k2", 2)), "removed gone");
 	CHECK(index_find("k3", 2, index_hash("k3", 2)) != NULL, "kept");
+
+	/*
+	 * A stepped walk while the table doubles twice between steps: each
+	 * of the 5,000 items present throughout is seen exactly once.
+	 */
+	static unsigned char seen[10000];
+	struct walk_count wc = { .seen = seen };
+	uint64_t cursor = 0;
+	unsigned int steps = 0, added = 0;
+	unsigned int hp0 = index_hashpower();
+
+	memset(seen, 0, sizeof(seen));
+	while (!index_walk(&cursor, 7, walk_counter, &wc)) {
+		steps++;
+		for (int j = 0; j < 40; j++) {
+			int n = sprintf(key, "n%u", added++);
+
+			index_insert(item_new(key, (size_t)n, index_hash(key, (size_t)n)));
+		}
+	}
+	int once = 0, other = 0;
+	for (int i = 0; i < 10000; i++) {
+		if (i % 2 && seen[i] == 1)
+			once++;
+		else if (seen[i])
+			other++;
+	}
+	CHECK(once == 5000 && other == 0 && wc.new_seen <= added,
+	      "stepped walk: %d of 5000 seen once, %d wrong, %u of %u new seen", once, other,
+	      wc.new_seen, added);
+	CHECK(steps > 500 && index_hashpower() >= hp0 + 2,
+	      "the walk took %u steps over %u doublings", steps, index_hashpower() - hp0);
 	printf("ok - index\n");
 }
 
@@ -961,6 +1015,115 @@ static void test_psi_band(void)
 	printf("ok - psi band controller\n");
 }
 
+/* A thread that holds cache_lock (exclusive or shared) for a while. */
+struct holder {
+	bool write;
+	int held;           /* set once the lock is taken */
+};
+
+static void *hold_lock(void *arg)
+{
+	struct holder *h = arg;
+
+	if (h->write)
+		cache_wrlock();
+	else
+		cache_rdlock();
+	__atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+	usleep(30000);
+	cache_unlock();
+	return NULL;
+}
+
+static uint64_t stat_value(const char *text, const char *name)
+{
+	char pat[80];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "STAT %s ", name);
+	p = strstr(text, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : UINT64_MAX;
+}
+
+/* stats as text, cache_lock not held. */
+static char *stats_text(void)
+{
+	struct evbuffer *out = evbuffer_new();
+	size_t n;
+	char *s;
+
+	stats_emit(out);
+	n = evbuffer_get_length(out);
+	s = malloc(n + 1);
+	evbuffer_remove(out, s, n);
+	s[n] = '\0';
+	evbuffer_free(out);
+	return s;
+}
+
+/*
+ * Lock waits: every test before this one ran in one thread, so nothing
+ * waited; then a reader arriving while a writer holds the lock 30 ms
+ * counts one read wait of about that long, and a writer arriving while a
+ * reader holds it one write wait.
+ */
+static void test_lock_waits(void)
+{
+	struct lock_waits w;
+	struct holder h = { 0 };
+	pthread_t t;
+	char *s;
+
+	setup(16);
+	put(CMD_SET, "a", "1");
+	cache_rdlock();
+	cache_unlock();
+	cache_wrlock();
+	cache_unlock();
+	cache_lock_waits_sum(&w);
+	CHECK(w.rd_waits == 0 && w.wr_waits == 0 && w.rd_wait_ns == 0 && w.wr_wait_ns == 0,
+	      "single-threaded: no lock waits (%llu %llu)",
+	      (unsigned long long)w.rd_waits, (unsigned long long)w.wr_waits);
+	s = stats_text();
+	CHECK(stat_value(s, "cache_lock_rd_waits") == 0 && stat_value(s, "cache_lock_wr_waits") == 0 &&
+	      stat_value(s, "cache_lock_wait_us") == 0, "stats: no lock waits single-threaded");
+	free(s);
+
+	for (int round = 0; round < 2; round++) {
+		h.write = round == 0;
+		h.held = 0;
+		pthread_create(&t, NULL, hold_lock, &h);
+		while (!__atomic_load_n(&h.held, __ATOMIC_ACQUIRE))
+			usleep(100);
+		if (round == 0)
+			cache_rdlock();
+		else
+			cache_wrlock();
+		cache_unlock();
+		pthread_join(t, NULL);
+	}
+	cache_lock_waits_sum(&w);
+	CHECK(w.rd_waits == 1 && w.wr_waits == 1, "one wait each: rd %llu wr %llu",
+	      (unsigned long long)w.rd_waits, (unsigned long long)w.wr_waits);
+	CHECK(w.rd_wait_ns >= 10000000 && w.wr_wait_ns >= 10000000 &&
+	      w.rd_wait_ns < 10000000000ull && w.wr_wait_ns < 10000000000ull,
+	      "each wait about 30 ms: rd %llu us wr %llu us",
+	      (unsigned long long)w.rd_wait_ns / 1000, (unsigned long long)w.wr_wait_ns / 1000);
+	s = stats_text();
+	CHECK(stat_value(s, "cache_lock_rd_waits") == 1 && stat_value(s, "cache_lock_wr_waits") == 1 &&
+	      stat_value(s, "cache_lock_rd_wait_us") == w.rd_wait_ns / 1000 &&
+	      stat_value(s, "cache_lock_wr_wait_us") == w.wr_wait_ns / 1000 &&
+	      stat_value(s, "cache_lock_wait_us") == (w.rd_wait_ns + w.wr_wait_ns) / 1000,
+	      "stats shows the waits");
+	free(s);
+	stats_reset();
+	cache_lock_waits_sum(&w);
+	CHECK(w.rd_waits == 0 && w.wr_waits == 0 && w.rd_wait_ns == 0,
+	      "stats reset clears the waits");
+	teardown();
+	printf("ok - cache_lock waits\n");
+}
+
 int main(void)
 {
 	log_silence();
@@ -979,6 +1142,7 @@ int main(void)
 	test_lost_semantics();
 	test_verify_reply();
 	test_psi_band();
+	test_lock_waits();      /* last: the tests before it are single-threaded */
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
