@@ -1177,10 +1177,6 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 }
 
 /*
- * True when a line is a get-family command (its misses may go to an
- * origin first): get, gets, gat, gats, and mg when with_mg.
- */
-/*
  * With the fetch pool: the key of a command line that rebuilds a lost key
  * before it decides (rebuild_lost), or false.  An ms in set mode without
  * C overwrites whatever was there and rebuilds nothing; a meta command
@@ -1253,6 +1249,10 @@ static bool rebuild_in_pool(struct conn *c, const char *key, size_t nkey)
 	return c->pending > 0;
 }
 
+/*
+ * True when a line is a get-family command (its misses may go to an
+ * origin first): get, gets, gat, gats, and mg when with_mg.
+ */
 static bool is_get_line(const char *p, size_t n, bool with_mg)
 {
 	while (n && *p == ' ') {
