@@ -72,7 +72,8 @@ check "--icount refuses a second CPU, on which the guest would hang" refused
 
 # --profile: two runs that differ only in how many ISVOLATILE calls they
 # make; scripts/profile.py turns the difference into instructions per call.
-# A query goes through fadvise to shmem_volatile_fadvise(), never to
+# A query goes through fadvise and shmem_fadvise() to
+# shmem_volatile_query(), never to
 # generic_fadvise(), and costs a few hundred instructions.  The two runs
 # differ by 200,000 calls: what the two boots do differently (timer ticks,
 # deferred work) moves the whole kernel's count by up to about 10 million
@@ -93,10 +94,10 @@ check "--profile counts kernel addresses" grep -qE '^ffffffff[0-9a-f]{8} [1-9][0
 per_call() { awk -v f="^($1)\$" '$1 ~ f { n++; v += $2 } END { if (n) print v }' "$T/profile.out"; }
 in_range() { local v; v=$(per_call "$1"); [ -n "$v" ] && awk -v v="$v" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
 # The lookup descends about 10 levels of a 1,000-range tree, inlined into
-# shmem_volatile_fadvise() or not (vr_first, vr_first.isra.0).
-check "profile.py: a query runs 60-200 instructions in shmem_volatile_fadvise and its lookup" \
-	in_range 'shmem_volatile_fadvise|vr_first.*' 60 200
-check "profile.py: a query runs its own code in shmem_volatile_fadvise" in_range shmem_volatile_fadvise 10 200
+# shmem_volatile_query() or not (vr_first, vr_first.isra.0).
+check "profile.py: a query runs 60-200 instructions in shmem_volatile_query and its lookup" \
+	in_range 'shmem_volatile_query|vr_first.*' 60 200
+check "profile.py: a query runs its own code in shmem_volatile_query" in_range shmem_volatile_query 10 200
 not_reached() {
 	grep -q '^total ' "$T/profile.out" &&
 		! awk -v f="$1" '$1 == f && $2 >= 0.5 { hit = 1 } END { exit !hit }' "$T/profile.out"
