@@ -346,30 +346,48 @@ def test_dir():
         os.rmdir(d)
 
 
+def start_psi_cached(tmp, origin, *extra):
+    """cached in psi mode with a 32 MB budget whose band is 100-200 MB of
+    MemAvailable, read from a fake meminfo in tmp that says 900 MB:
+    (process, port, meminfo path)."""
+    meminfo = os.path.join(tmp, "meminfo")
+    util.fake_meminfo(meminfo, 900)
+    os.environ["CACHED_MEMINFO"] = meminfo
+    try:
+        proc, port = util.start_cached(*extra, "--mode", "psi", "-m", "32",
+                                       "--psi-low", "100m", "--psi-high", "200m",
+                                       "--psi-step", "4", "--psi-interval", "50",
+                                       "--origin", origin)
+    finally:
+        del os.environ["CACHED_MEMINFO"]
+    return proc, port, meminfo
+
+
+def fill_then_drop(port, meminfo, n, size, seed, name):
+    """Fill n values of the gen formula, then drop the cold ones: available
+    memory below the band until three drops, back above it until nothing
+    is advised.  The data does not come back.  Returns the stats."""
+    r = subprocess.run([os.path.join(util.HERE, "mcclient"), "-p", str(port), "-g",
+                        "size=%d,seed=%d" % (size, seed), "fill", str(n)],
+                       capture_output=True, timeout=120)
+    check(r.returncode == 0, name + ": fill " + r.stdout.decode())
+    util.fake_meminfo(meminfo, 50)
+    util.wait_stats(port, lambda s: int(s["psi_drops"]) >= 3, 10.0, 0.02)
+    util.fake_meminfo(meminfo, 900)
+    return util.wait_stats(port, lambda s: int(s["psi_advised_bytes"]) == 0, 10.0, 0.02)
+
+
 def test_purge_rebuild(fetch_threads):
     name = "purge-rebuild (%d fetch threads)" % fetch_threads
     if not os.path.exists("/proc/pressure/memory") or os.getuid() != 0:
         check(False, name + ": needs root and /proc/pressure/memory on the host")
         return
     tmp = tempfile.mkdtemp()
-    meminfo = os.path.join(tmp, "meminfo")
-    util.fake_meminfo(meminfo, 900)
-    os.environ["CACHED_MEMINFO"] = meminfo
     n, size, seed = 2000, 16000, 3
-    proc, port = util.start_cached("--mode", "psi", "-m", "32", "--psi-low", "100m",
-                                   "--psi-high", "200m", "--psi-step", "4", "--psi-interval", "50",
-                                   "--fetch-threads", str(fetch_threads),
-                                   "--origin", "gen:size=%d,seed=%d" % (size, seed))
-    del os.environ["CACHED_MEMINFO"]
+    proc, port, meminfo = start_psi_cached(tmp, "gen:size=%d,seed=%d" % (size, seed),
+                                           "--fetch-threads", str(fetch_threads))
     try:
-        r = subprocess.run([os.path.join(util.HERE, "mcclient"), "-p", str(port), "-g",
-                            "size=%d,seed=%d" % (size, seed), "fill", str(n)],
-                           capture_output=True, timeout=120)
-        check(r.returncode == 0, name + ": fill " + r.stdout.decode())
-        util.fake_meminfo(meminfo, 50)       # below the band: cold data dropped
-        st = util.wait_stats(port, lambda s: int(s["psi_drops"]) >= 3, 10.0, 0.02)
-        util.fake_meminfo(meminfo, 900)      # the budget comes back, the data does not
-        st = util.wait_stats(port, lambda s: int(s["psi_advised_bytes"]) == 0, 10.0, 0.02)
+        st = fill_then_drop(port, meminfo, n, size, seed, name)
         lost = int(st["lost_items"])
         rebuilds0 = int(st["rebuilds"])
         check(lost > 50, name + ": keys lost to the drops: %d" % lost)
@@ -516,25 +534,13 @@ def test_rebuild_commands():
         check(False, name + ": needs root and /proc/pressure/memory on the host")
         return
     tmp = tempfile.mkdtemp()
-    meminfo = os.path.join(tmp, "meminfo")
-    util.fake_meminfo(meminfo, 900)
-    os.environ["CACHED_MEMINFO"] = meminfo
     n, size, seed = 2000, 16000, 5
-    proc, port = util.start_cached("-t", "1", "--mode", "psi", "-m", "32", "--psi-low", "100m",
-                                   "--psi-high", "200m", "--psi-step", "4", "--psi-interval", "50",
-                                   "--origin", "gen:cost=20000,size=%d,seed=%d" % (size, seed))
-    del os.environ["CACHED_MEMINFO"]
+    proc, port, meminfo = start_psi_cached(
+        tmp, "gen:cost=20000,size=%d,seed=%d" % (size, seed), "-t", "1")
     rnd = random.Random(seed)
     all_ops = []
     try:
-        r = subprocess.run([os.path.join(util.HERE, "mcclient"), "-p", str(port), "-g",
-                            "size=%d,seed=%d" % (size, seed), "fill", str(n)],
-                           capture_output=True, timeout=120)
-        check(r.returncode == 0, name + ": fill " + r.stdout.decode())
-        util.fake_meminfo(meminfo, 50)
-        util.wait_stats(port, lambda s: int(s["psi_drops"]) >= 3, 10.0, 0.02)
-        util.fake_meminfo(meminfo, 900)
-        st = util.wait_stats(port, lambda s: int(s["psi_advised_bytes"]) == 0, 10.0, 0.02)
+        st = fill_then_drop(port, meminfo, n, size, seed, name)
         # metadump lists the keys whose bytes are there: the others are lost
         md = util.command(port, b"lru_crawler metadump all\r\n", timeout=30)
         kept = set(urllib.parse.unquote_to_bytes(ln.split(b" ")[0][4:])

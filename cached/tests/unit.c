@@ -597,20 +597,25 @@ static void test_parser(void)
 	printf("ok - parser\n");
 }
 
-/* A reply of stats_cachedump_emit() as a C string (caller frees). */
-static char *cachedump(uint32_t id, uint32_t limit)
+/* The contents of @b as a C string (caller frees); @b is freed. */
+static char *evbuffer_string(struct evbuffer *b)
 {
-	struct evbuffer *b = evbuffer_new();
-	size_t n;
-	char *s;
+	size_t n = evbuffer_get_length(b);
+	char *s = malloc(n + 1);
 
-	stats_cachedump_emit(b, id, limit);
-	n = evbuffer_get_length(b);
-	s = malloc(n + 1);
 	evbuffer_remove(b, s, n);
 	s[n] = '\0';
 	evbuffer_free(b);
 	return s;
+}
+
+/* A reply of stats_cachedump_emit() as a C string (caller frees). */
+static char *cachedump(uint32_t id, uint32_t limit)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	stats_cachedump_emit(b, id, limit);
+	return evbuffer_string(b);
 }
 
 static int count_lines(const char *s, const char *prefix)
@@ -1049,16 +1054,9 @@ static uint64_t stat_value(const char *text, const char *name)
 static char *stats_text(void)
 {
 	struct evbuffer *out = evbuffer_new();
-	size_t n;
-	char *s;
 
 	stats_emit(out);
-	n = evbuffer_get_length(out);
-	s = malloc(n + 1);
-	evbuffer_remove(out, s, n);
-	s[n] = '\0';
-	evbuffer_free(out);
-	return s;
+	return evbuffer_string(out);
 }
 
 /*
