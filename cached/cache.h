@@ -90,4 +90,12 @@ void cache_drop_lost(struct item *it);
 /* A fresh cas unique (md's invalidation gives the item a new one). */
 uint64_t cache_new_cas(void);
 
+/*
+ * Call fn on every item of the index, INDEX_WALK_STEP items per hold of
+ * the shared cache lock, which is dropped between steps; stop early when
+ * stop (may be NULL) says so after a step.
+ */
+void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
+		bool (*stop)(void *arg));
+
 #endif

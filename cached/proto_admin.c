@@ -107,14 +107,7 @@ static void metadump(struct conn *c, char *which)
 		out_string(c, "SERVER_ERROR out of memory");
 		return;
 	}
-	uint64_t cursor = 0;
-	bool done;
-
-	do {
-		cache_rdlock();
-		done = index_walk(&cursor, INDEX_WALK_STEP, dump_one, &m);
-		cache_unlock();
-	} while (!done);
+	cache_walk(dump_one, &m, NULL);
 	evbuffer_add(m.out, "END\r\n", 5);
 	evbuffer_add_buffer(c->out, m.out);
 	evbuffer_free(m.out);

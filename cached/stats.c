@@ -320,14 +320,7 @@ static struct class_acc *classes_count(void)
 	if (!a)
 		return NULL;
 	a->now = clock_secs();
-	uint64_t cursor = 0;
-	bool done;
-
-	do {
-		cache_rdlock();
-		done = index_walk(&cursor, INDEX_WALK_STEP, classes_add, a);
-		cache_unlock();
-	} while (!done);
+	cache_walk(classes_add, a, NULL);
 	return a;
 }
 
@@ -416,19 +409,20 @@ static void dump_one(struct item *it, void *arg)
 	d->shown++;
 }
 
+/* The dump reached its limit or its size cap: stop walking. */
+static bool dump_done(void *arg)
+{
+	const struct dump_acc *d = arg;
+
+	return d->full || (d->limit && d->shown >= d->limit);
+}
+
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 {
 	struct dump_acc d = { .out = out, .now = clock_secs(), .limit = limit,
 			      .id = id };
 
-	uint64_t cursor = 0;
-	bool done;
-
-	do {
-		cache_rdlock();
-		done = index_walk(&cursor, INDEX_WALK_STEP, dump_one, &d);
-		cache_unlock();
-	} while (!done && !d.full && !(d.limit && d.shown >= d.limit));
+	cache_walk(dump_one, &d, dump_done);
 	evbuffer_add(out, "END\r\n", 5);
 }
 
