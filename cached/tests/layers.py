@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""layers.py - the daemon's files form layers, and nothing reaches up.
+"""layers.py - the daemon's files form layers: nothing reaches up, no circle.
 
 Every file of cached/ (a module is X.c with X.h) belongs to one layer of
 LAYERS below, listed from the bottom.  Two graphs are checked against it:
@@ -26,7 +26,8 @@ so `#include "x.h"` means "uses x.c".
 usage: tests/layers.py [--picture] [--no-symbols]
 Prints one "ok"/"not ok" line per rule, then "N passed, N failed".
 --picture prints the layers and the edges between them instead (the
-figure of docs/architecture.md).
+figure of docs/architecture.md); --no-symbols checks the include lines
+only (no compiler, no nm).
 """
 import os
 import re
