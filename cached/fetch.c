@@ -9,9 +9,11 @@
  * stores the value under cache_lock for one cache_fill (a bounded step,
  * as a write-through), and hands the answer back to each waiting
  * connection's worker (worker_post), which keeps a copy on the
- * connection and resumes it when its last fetch is answered; the get then
- * runs again and serves from the cache, or from that copy when the cache
- * could not keep the value.
+ * connection and resumes it when its last fetch is answered
+ * (conn_answered: the worker threads' callback, so that this pool, below
+ * them, never calls up into thread.c); the get then runs again and serves
+ * from the cache, or from that copy when the cache could not keep the
+ * value.
  *
  * Single-flight: a fetch in progress is found by key in a small hash
  * table; a miss of the same key, from any connection or worker, waits for
@@ -34,10 +36,10 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "conn.h"
 #include "daemon.h"
 #include "origin.h"
-#include "proto.h"
-#include "thread.h"
+#include "worker.h"
 
 #define FLIGHT_BUCKETS 1024     /* power of two */
 #ifndef FETCH_NICE
@@ -116,10 +118,7 @@ static void fetch_done(struct worker_call *call)
 		conn_keep_miss(c, job->key, job->nkey);
 	if (job->rebuilt)
 		conn_note_rebuilt(c, job->key, job->nkey);
-	if (--c->pending == 0) {
-		proto_upstream_done(c);
-		conn_resume(c);
-	}
+	conn_answered(c);       /* at the last, the worker resumes c */
 	conn_unref(c);
 	if (__atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		free(job->val);

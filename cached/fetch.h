@@ -30,10 +30,10 @@ void fetch_stop(void);
  * Worker thread, no cache_lock: fetch key for c's current get.  The
  * client waits (c->pending++, a reference on c) until the value is
  * stored in the cache and kept on c (conn_keep_fetched, or conn_keep_miss
- * when the origin has none or failed); then, its last fetch answered, the
- * connection is resumed as after the upstream origin (proto_upstream_done,
- * conn_resume).  A key already being fetched is not fetched again: c
- * waits for that fetch (single-flight).
+ * when the origin has none or failed), in c's worker (worker_post); then,
+ * its last fetch answered, the connection is resumed as after the
+ * upstream origin (conn_answered).  A key already being fetched is not
+ * fetched again: c waits for that fetch (single-flight).
  */
 void fetch_get(struct conn *c, const char *key, size_t nkey);
 

@@ -24,6 +24,7 @@
 
 #include "listen.h"
 
+#include "conn.h"
 #include "daemon.h"
 #include "thread.h"
 

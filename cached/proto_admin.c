@@ -10,7 +10,7 @@
  * step at most.  The other crawler commands are accepted
  * and answered as memcached answers them.
  */
-#include "proto.h"
+#include "proto_admin.h"
 
 #include <ctype.h>
 #include <errno.h>

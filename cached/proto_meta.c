@@ -31,7 +31,7 @@
  * placeholder and gets W and P, so that one client rebuilds the value
  * while the others see Z and P until it is stored again.
  */
-#include "proto.h"
+#include "proto_meta.h"
 
 #include <limits.h>
 #include <stdio.h>

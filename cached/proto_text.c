@@ -1,6 +1,10 @@
 /*
- * proto_text.c - the memcached text protocol: framing, tokenizing and
- * dispatch, with memcached 1.6's replies byte for byte.
+ * proto_text.c - the memcached text protocol: framing, the classic
+ * commands and the dispatch of every command line (meta commands to
+ * proto_meta.c, admin ones to proto_admin.c; the tokenizer and the
+ * origin paths they share are proto.c), with memcached 1.6's replies byte
+ * for byte.  The top of the protocol layer: only the worker threads
+ * (thread.c) call it.
  *
  * Framing follows memcached: a command is the bytes up to '\n' (a '\r'
  * before it is dropped, and the line ends at an embedded NUL, as with
@@ -28,10 +32,8 @@
  * would hold in its buffer: the 2048-byte limit applies to that window, as
  * in memcached, so a long line is refused or not the same way.
  */
-#include "proto.h"
+#include "proto_text.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,243 +42,18 @@
 
 #include <event2/buffer.h>
 
+#include "conn.h"
 #include "daemon.h"
 #include "fetch.h"
 #include "origin.h"
+#include "proto.h"
+#include "proto_admin.h"
+#include "proto_meta.h"
 #include "stats.h"
-#include "thread.h"
 #include "store.h"
 #include "upstream.h"
 
-
-/* ---- buffers ---------------------------------------------------------- */
-
-/* Bytes of connection read buffers and fetched values (stat conn_buffer_bytes). */
-static void count_buffer(int64_t delta)
-{
-	__atomic_fetch_add(&stat_conn_buffer_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
-}
-
-int conn_init_buffers(struct conn *c)
-{
-	c->rbuf = malloc(RBUF_INIT);
-	c->rsize = c->rbuf ? RBUF_INIT : 0;
-	count_buffer((int64_t)c->rsize);
-	c->rstart = c->rend = 0;
-	c->out = evbuffer_new();
-	c->gbuf = evbuffer_new();
-	c->state = ST_CMD;
-	if (!c->rbuf || !c->out || !c->gbuf) {
-		conn_free_buffers(c);
-		return -1;
-	}
-	return 0;
-}
-
-void conn_free_buffers(struct conn *c)
-{
-	free(c->rbuf);
-	c->rbuf = NULL;
-	count_buffer(-(int64_t)c->rsize);
-	c->rsize = 0;
-	if (c->out)
-		evbuffer_free(c->out);
-	if (c->gbuf)
-		evbuffer_free(c->gbuf);
-	c->out = c->gbuf = NULL;
-	free(c->reply);
-	c->reply = NULL;
-	conn_drop_fetched(c);
-}
-
-/* Fetched values kept for one get, at most: beyond, keys may miss. */
-#define FETCHED_MAX (64u << 20)
-
-/* Keep an origin's answer for key on c; data NULL: it has no value. */
-static struct fetched *keep(struct conn *c, const char *key, size_t nkey,
-			    uint32_t flags, const char *data, uint32_t vlen)
-{
-	size_t size = sizeof(struct fetched) + nkey + (data ? vlen + 2 : 0);
-	struct fetched *f;
-
-	if (c->fetched_bytes + size > FETCHED_MAX)
-		return NULL;
-	f = malloc(size);
-	if (!f)
-		return NULL;
-	f->flags = flags;
-	f->vlen = data ? vlen : 0;
-	f->none = !data;
-	f->rebuilt = false;
-	f->nkey = nkey;
-	memcpy(f->data, key, nkey);
-	if (data)
-		memcpy(f->data + nkey, data, (size_t)vlen + 2);
-	f->next = c->fetched;
-	c->fetched = f;
-	c->fetched_bytes += size;
-	count_buffer((int64_t)size);
-	return f;
-}
-
-void conn_keep_fetched(struct conn *c, const char *key, size_t nkey,
-		       uint32_t flags, const char *data, uint32_t vlen)
-{
-	keep(c, key, nkey, flags, data, vlen);
-}
-
-void conn_keep_miss(struct conn *c, const char *key, size_t nkey)
-{
-	keep(c, key, nkey, 0, NULL, 0);
-}
-
-void conn_drop_fetched(struct conn *c)
-{
-	struct fetched *f;
-
-	while ((f = c->fetched)) {
-		c->fetched = f->next;
-		free(f);
-	}
-	count_buffer(-(int64_t)c->fetched_bytes);
-	c->fetched_bytes = 0;
-}
-
-/* The newest answer an origin gave for key during this get, or NULL. */
-const struct fetched *conn_find_fetched(const struct conn *c,
-					const char *key, size_t nkey)
-{
-	const struct fetched *f;
-
-	for (f = c->fetched; f; f = f->next)
-		if (f->nkey == nkey && !memcmp(f->data, key, nkey))
-			return f;
-	return NULL;
-}
-
-void conn_note_rebuilt(struct conn *c, const char *key, size_t nkey)
-{
-	struct fetched *f;
-
-	for (f = c->fetched; f; f = f->next)
-		if (f->nkey == nkey && !memcmp(f->data, key, nkey)) {
-			f->rebuilt = true;
-			return;
-		}
-}
-
-/* Compact, then grow the read buffer so want bytes fit after rend. */
-int conn_rbuf_reserve(struct conn *c, size_t want)
-{
-	if (c->rstart == c->rend && c->rsize > 4 * RBUF_INIT && want <= RBUF_INIT) {
-		char *nb = malloc(RBUF_INIT);   /* shrink after a big value */
-
-		if (nb) {
-			free(c->rbuf);
-			c->rbuf = nb;
-			count_buffer((int64_t)RBUF_INIT - (int64_t)c->rsize);
-			c->rsize = RBUF_INIT;
-		}
-		c->rstart = c->rend = 0;
-	}
-	if (c->rsize - c->rend >= want)
-		return 0;
-	if (c->rstart) {
-		memmove(c->rbuf, c->rbuf + c->rstart, c->rend - c->rstart);
-		c->rend -= c->rstart;
-		c->rstart = 0;
-	}
-	if (c->rsize - c->rend < want) {
-		size_t ns = c->rsize * 2;
-		char *nb;
-
-		if (ns < c->rend + want)
-			ns = c->rend + want;
-		nb = realloc(c->rbuf, ns);
-		if (!nb)
-			return -1;
-		c->rbuf = nb;
-		count_buffer((int64_t)ns - (int64_t)c->rsize);
-		c->rsize = ns;
-	}
-	return 0;
-}
-
-/* ---- memcached's number parsers ------------------------------------- */
-
-bool safe_strtoull(const char *str, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	*out = 0;
-	v = strtoull(str, &end, 10);
-	if (errno == ERANGE || str == end)
-		return false;
-	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
-		if ((long long)v < 0 && memchr(str, '-', (size_t)(end - str)))
-			return false;
-		*out = v;
-		return true;
-	}
-	return false;
-}
-
-bool safe_strtoul(const char *str, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	*out = 0;
-	v = strtoul(str, &end, 10);
-	if (errno == ERANGE || str == end)
-		return false;
-	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
-		if ((long)v < 0 && memchr(str, '-', (size_t)(end - str)))
-			return false;
-		*out = (uint32_t)v;
-		return true;
-	}
-	return false;
-}
-
-bool safe_strtol(const char *str, int32_t *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	*out = 0;
-	v = strtol(str, &end, 10);
-	if (errno == ERANGE || str == end)
-		return false;
-	if (isspace((unsigned char)*end) || (*end == '\0' && end != str)) {
-		*out = (int32_t)v;
-		return true;
-	}
-	return false;
-}
-
 /* ---- output ----------------------------------------------------------- */
-
-/* A one-line reply, unless the command said noreply. */
-void out_string(struct conn *c, const char *s)
-{
-	if (c->noreply) {
-		c->noreply = false;
-		return;
-	}
-	evbuffer_add(c->out, s, strlen(s));
-	evbuffer_add(c->out, "\r\n", 2);
-}
-
-/* Everything queued so far may be sent. */
-void out_commit(struct conn *c)
-{
-	c->commit = evbuffer_get_length(c->out);
-}
 
 /* Drop the replies queued since the last commit (gbuf must be empty). */
 static void out_cull(struct conn *c)
@@ -380,53 +157,6 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 		store_unref_cb(NULL, 0, (void *)(uintptr_t)it->seg);
 	}
 	evbuffer_add(b, store_ptr(it->off), it->vlen + 2);
-}
-
-/* ---- tokenizer -------------------------------------------------------- */
-
-/* memcached's tokenize_command: the last token holds the unparsed rest. */
-size_t tokenize(char *command, token_t *tokens, size_t max_tokens)
-{
-	char *s, *e;
-	size_t ntokens = 0;
-	size_t len = strlen(command);
-
-	s = e = command;
-	for (size_t i = 0; i < len; i++) {
-		if (*e == ' ') {
-			if (s != e) {
-				tokens[ntokens].value = s;
-				tokens[ntokens].length = (size_t)(e - s);
-				ntokens++;
-				*e = '\0';
-				if (ntokens == max_tokens - 1) {
-					e++;
-					s = e;
-					break;
-				}
-			}
-			s = e + 1;
-		}
-		e++;
-	}
-	if (s != e) {
-		tokens[ntokens].value = s;
-		tokens[ntokens].length = (size_t)(e - s);
-		ntokens++;
-	}
-	tokens[ntokens].value = *e == '\0' ? NULL : e;
-	tokens[ntokens].length = 0;
-	ntokens++;
-	return ntokens;
-}
-
-bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
-{
-	token_t *t = &tokens[ntokens - 2];
-
-	if (t->value && strcmp(t->value, "noreply") == 0)
-		c->noreply = true;
-	return c->noreply;
 }
 
 /* ---- get family ------------------------------------------------------- */
@@ -592,32 +322,6 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	return false;
 }
 
-void proto_collect_key(struct conn *c, const char *key, size_t nkey)
-{
-	uint32_t hv = index_hash(key, nkey), now = clock_secs();
-	struct item *it;
-	bool hot, expired;
-
-	cache_rdlock();
-	it = index_find(key, nkey, hv);
-	hot = it && it->state == ITEM_OK && cache_alive(it, now) &&
-	      store_touch_hot(it, now);
-	cache_unlock();
-	if (hot)
-		return;         /* the common case: the second pass serves it */
-	cache_wrlock();
-	it = cache_lookup(key, nkey, hv, &expired);
-	if (it && cache_readable(it)) {
-		/* the fills of this get's misses may evict it */
-		conn_keep_fetched(c, key, nkey, it->flags, store_ptr(it->off),
-				  it->vlen);
-		cache_unlock();
-		return;
-	}
-	cache_unlock();
-	fetch_get(c, key, nkey);
-}
-
 /* get, gets, gat, gats.  Returns false when the connection must close. */
 static bool process_get(struct conn *c, token_t *tokens, size_t ntokens,
 			bool ret_cas, bool touch, bool collect)
@@ -734,116 +438,6 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 	c->cas = req_cas;
 	c->vlen = (uint32_t)vlen;
 	c->state = ST_NREAD;
-}
-
-/*
- * The start of storing a value block, for set and ms alike.  A block
- * without its CRLF is counted (as memcached does) and false returned: the
- * caller sends the error line.  Else a lost key is rebuilt first (see
- * rebuild_lost), cache_lock is taken (exclusive), the set counted and the
- * upstream's cas of the old value noted; *hv is the key's hash.
- */
-bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv)
-{
-	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
-		cache_wrlock();
-		stats.cmd_set++;
-		cache_unlock();
-		return false;
-	}
-	*hv = index_hash(c->key, c->nkey);
-	if (c->cmd != CMD_SET)
-		rebuild_lost(c, c->key, c->nkey, *hv);
-	cache_wrlock();
-	stats.cmd_set++;
-	if (settings.origin == ORIGIN_MEMCACHE)
-		c->upcas = upstream_cas_of(c->key, c->nkey, *hv);
-	return true;
-}
-
-/*
- * Fetch a key from the synchronous origin, called without cache_lock:
- * counts origin_fetches and origin_errors and returns with the lock held
- * (exclusive).  *usec: how long the fetch took.  Returns origin_fetch's
- * result (1: *val, *vlen, *flags hold the value).
- */
-int proto_origin_fetch(const char *key, size_t nkey, char **val,
-		       uint32_t *vlen, uint32_t *flags, uint64_t *usec)
-{
-	uint64_t t0 = now_usec();
-	int r = origin_fetch(key, nkey, val, vlen, flags);
-
-	*usec = now_usec() - t0;
-	cache_wrlock();
-	stats.origin_fetches++;
-	if (r < 0)
-		stats.origin_errors++;
-	return r;
-}
-
-/*
- * A store the client's reply waits for went into the cache: write it
- * through to the memcache origin.  Returns true when the reply (a copy of
- * len bytes of reply, none with noreply) now waits for the upstream's
- * answer; false when nothing went upstream and the caller replies now.
- */
-bool proto_write_through(struct conn *c, uint32_t hv, const char *reply,
-			 size_t len)
-{
-	int up = upstream_set(c, c->key, c->nkey, hv, c->cmd);
-
-	if (up < 0)
-		return false;
-	c->reply = c->noreply ? NULL : strndup(reply, len);
-	c->noreply = false;
-	c->wait_set = true;
-	c->state = ST_WAIT;
-	if (up == 0) {
-		upstream_flush(c);
-		return true;
-	}
-	/* a cas whose origin cas is unknown: refused, rolled back */
-	c->up_failed = true;
-	c->up_exists = true;
-	proto_upstream_done(c);
-	return true;
-}
-
-/*
- * With a synchronous origin (gen:, dir:), a key whose bytes were lost is
- * rebuilt before a command that depends on its existence decides (add,
- * replace, cas, append, prepend, touch, delete, incr, decr): the answer is
- * the one it would have had if nothing had been lost.  Without an origin
- * the lost key is a miss, as an evicted one (cache.c).  The fetch runs
- * without the lock.  With the fetch pool, proto_run has already rebuilt
- * the key through the pool (rebuild_in_pool) while the connection waited,
- * and nothing is fetched here.
- */
-void rebuild_lost(struct conn *c, const char *key, size_t nkey, uint32_t hv)
-{
-	struct item *it;
-	char *val = NULL;
-	uint32_t vlen = 0, flags = 0;
-	uint64_t t0;
-	int r;
-
-	/* the fetch pool asked the origin for this command: its answer holds */
-	if (!origin_is_sync() || conn_find_fetched(c, key, nkey))
-		return;
-	cache_wrlock();
-	r = cache_lost(key, nkey, hv);
-	cache_unlock();
-	if (!r)
-		return;
-	r = proto_origin_fetch(key, nkey, &val, &vlen, &flags, &t0);
-	it = index_find(key, nkey, hv);
-	if (r == 1 && it && it->state == ITEM_LOST &&
-	    cache_fill(key, nkey, hv, flags, val, vlen)) {
-		stats.rebuilds++;
-		stats.rebuild_usec += t0;
-	}
-	cache_unlock();
-	free(val);
 }
 
 /* The value block arrived: check its CRLF, store, reply. */
@@ -1427,49 +1021,4 @@ enum proto_ret proto_process(struct conn *c)
 	if (r == PROTO_BLOCKED || (r == PROTO_MORE && c->state == ST_CMD))
 		out_commit(c);
 	return r;
-}
-
-/* Upstream answered everything this connection waited for. */
-void proto_upstream_done(struct conn *c)
-{
-	if (c->state != ST_WAIT)
-		return;
-	c->state = ST_CMD;
-	if (c->wait_set && c->up_failed) {
-		/* roll back: the cache never holds what the origin refused */
-		uint32_t hv = index_hash(c->key, c->nkey);
-
-		cache_wrlock();
-		cache_delete(c->key, c->nkey, hv);
-		cache_unlock();
-	}
-	if (c->reply) {
-		const char *code = c->up_exists ? "EX" : c->up_not_found ? "NF" :
-				   c->up_not_stored ? "NS" : NULL;
-
-		if (c->up_failed && code && !strncmp(c->reply, "HD", 2)) {
-			/* an ms reply (HD and its return flags) becomes NS, EX or NF */
-			evbuffer_add(c->out, code, 2);
-			evbuffer_add(c->out, c->reply + 2, strlen(c->reply + 2));
-			evbuffer_add(c->out, "\r\n", 2);
-		} else if (c->up_failed && code) {
-			evbuffer_add_printf(c->out, "%s\r\n", c->up_exists ? "EXISTS" :
-					    c->up_not_found ? "NOT_FOUND" : "NOT_STORED");
-		} else if (c->up_failed) {
-			evbuffer_add_printf(c->out, "SERVER_ERROR origin write failed\r\n");
-		} else {
-			evbuffer_add(c->out, c->reply, strlen(c->reply));
-			evbuffer_add(c->out, "\r\n", 2);
-		}
-		free(c->reply);
-		c->reply = NULL;
-	}
-	c->up_failed = false;
-	c->up_not_stored = false;
-	c->up_exists = false;
-	c->up_not_found = false;
-	/* a get that waited runs again; its misses are now final */
-	if (!c->wait_set)
-		c->refetched = true;
-	c->wait_set = false;
 }

@@ -6,6 +6,14 @@
  * A worker owns its connections: it reads into the connection's buffer,
  * runs the protocol, and writes the output buffer with sendmsg().
  *
+ * This is the top of the connection layer, and the only place that
+ * calls the protocol's dispatcher (proto_process).  The modules below
+ * never call into it: they see a worker through worker.h (its event
+ * base, its upstream link, posted calls) and a connection through
+ * conn.h, and a parked connection whose origin requests are all
+ * answered comes back here through the callback threads_init registers
+ * with conn.c (conn_wake).
+ *
  * Bounds: a connection stops being read while its output is above
  * OUT_SOFT (a pipelining client gets backpressure, not unbounded memory);
  * a single reply above settings.out_max closes it (proto_text.c); the read
@@ -14,75 +22,54 @@
  */
 #include "thread.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "conn.h"
 #include "daemon.h"
 #include "proto.h"
-#include "upstream.h"
+#include "proto_text.h"
+#include "worker.h"
 
-struct worker {
+/* A worker thread: the worker its connections see, and what is its own. */
+struct thread {
+	struct worker w;         /* first: thread_of() */
 	pthread_t tid;
-	struct event_base *base;
 	struct event *notify;
 	struct event *stop;
 	pthread_mutex_t qlock;
 	int *q;
 	size_t qn, qcap;
-	struct upstream *up;
 	struct conn_box *pend;   /* replies to send when this loop pass ends */
-	/* calls other threads asked this worker to run (worker_post) */
-	struct event *posted;
-	pthread_mutex_t plock;
-	struct worker_call *phead, *ptail;
 };
 
-/* Per-connection reference count lives beside the struct. */
+/* A connection and what its worker keeps of it (conn_alloc). */
 struct conn_box {
-	struct conn c;
+	struct conn c;           /* first: box() */
 	struct event *wev;
-	int refs;
 	bool dead;
 	bool want_read, want_write;
 	bool pending;                           /* on its worker's pend list */
 	struct conn_box *pend_next;
-	struct conn_box *reg_prev, *reg_next;   /* every open connection */
 };
 
-/* Open connections and listeners, for stats conns. */
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct conn_box *reg_head;
-#define MAX_LISTENERS 16
-static int listeners[MAX_LISTENERS];
-static uint32_t listeners_since[MAX_LISTENERS];
-static int nlisteners;
-
-static struct worker *workers;
+static struct thread *workers;
 static int nworkers;
 static int next_worker;
-
-struct event_base *worker_base(struct worker *w)
-{
-	return w->base;
-}
-
-struct upstream **worker_upstream(struct worker *w)
-{
-	return &w->up;
-}
 
 static struct conn_box *box(struct conn *c)
 {
 	return (struct conn_box *)c;
+}
+
+static struct thread *thread_of(struct worker *w)
+{
+	return (struct thread *)w;
 }
 
 /* Close the socket now; free the memory when no upstream request holds it. */
@@ -93,35 +80,13 @@ static void conn_close(struct conn *c)
 	if (b->dead)
 		return;
 	b->dead = true;
-	pthread_mutex_lock(&reg_lock);
-	if (b->reg_prev)
-		b->reg_prev->reg_next = b->reg_next;
-	else
-		reg_head = b->reg_next;
-	if (b->reg_next)
-		b->reg_next->reg_prev = b->reg_prev;
-	pthread_mutex_unlock(&reg_lock);
+	conn_unregister(c);
 	event_free(c->ev);
 	event_free(b->wev);
 	close(c->fd);
 	c->fd = -1;
 	__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
 	conn_unref(c);
-}
-
-void conn_ref(struct conn *c)
-{
-	box(c)->refs++;
-}
-
-void conn_unref(struct conn *c)
-{
-	struct conn_box *b = box(c);
-
-	if (--b->refs == 0) {
-		conn_free_buffers(c);
-		free(b);
-	}
 }
 
 /*
@@ -207,8 +172,8 @@ static bool conn_defer(struct conn *c)
 	if (c->commit && !b->pending) {
 		b->pending = true;
 		conn_ref(c);
-		b->pend_next = c->w->pend;
-		c->w->pend = b;
+		b->pend_next = thread_of(c->w)->pend;
+		thread_of(c->w)->pend = b;
 	}
 	return true;
 }
@@ -244,7 +209,7 @@ static void conn_drive(struct conn *c, bool eof)
 }
 
 /* Send the replies queued during this pass of the loop. */
-static void worker_flush(struct worker *w)
+static void worker_flush(struct thread *w)
 {
 	while (w->pend) {
 		struct conn_box *b = w->pend;
@@ -314,44 +279,47 @@ void conn_resume(struct conn *c)
 	conn_drive(c, false);
 }
 
-/* Build a connection for an accepted socket in this worker. */
-static void conn_new(struct worker *w, int fd)
+/*
+ * conn_answered's callback: the last origin request c waited for was
+ * answered (upstream.c, or fetch.c through worker_post), in c's worker.
+ */
+static void conn_wake(struct conn *c)
 {
-	struct conn_box *b = calloc(1, sizeof(*b));
-	struct conn *c;
+	proto_upstream_done(c);
+	conn_resume(c);
+}
 
-	if (!b) {
+/* Build a connection for an accepted socket in this worker. */
+static void conn_new(struct thread *t, int fd)
+{
+	struct conn *c = conn_alloc(sizeof(struct conn_box));
+	struct conn_box *b;
+
+	if (!c) {
 		close(fd);
 		__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	c = &b->c;
+	b = box(c);
 	c->fd = fd;
-	c->w = w;
-	b->refs = 1;
+	c->w = &t->w;
 	if (conn_init_buffers(c) < 0)
 		goto fail;
-	c->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
-	b->wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+	c->ev = event_new(t->w.base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+	b->wev = event_new(t->w.base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
 	if (!c->ev || !b->wev)
 		goto fail;
 	event_add(c->ev, NULL);
 	b->want_read = true;
 	c->last_cmd = clock_secs();
-	pthread_mutex_lock(&reg_lock);
-	b->reg_next = reg_head;
-	if (reg_head)
-		reg_head->reg_prev = b;
-	reg_head = b;
-	pthread_mutex_unlock(&reg_lock);
+	conn_register(c);
 	return;
 fail:
 	if (c->ev)
 		event_free(c->ev);
 	if (b->wev)
 		event_free(b->wev);
-	conn_free_buffers(c);
-	free(b);
+	conn_unref(c);          /* the buffers, and the record */
 	close(fd);
 	__atomic_fetch_sub(&stat_curr_conns, 1, __ATOMIC_RELAXED);
 }
@@ -359,7 +327,7 @@ fail:
 /* Take the sockets queued for this worker. */
 static void notify_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct worker *w = arg;
+	struct thread *w = arg;
 	(void)fd;
 	(void)what;
 
@@ -377,39 +345,6 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Run the calls other threads posted, in the order they were posted. */
-static void posted_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct worker *w = arg;
-	struct worker_call *p;
-	(void)fd;
-	(void)what;
-
-	pthread_mutex_lock(&w->plock);
-	p = w->phead;
-	w->phead = w->ptail = NULL;
-	pthread_mutex_unlock(&w->plock);
-	while (p) {
-		struct worker_call *next = p->next;
-
-		p->fn(p);       /* may free p */
-		p = next;
-	}
-}
-
-void worker_post(struct worker *w, struct worker_call *call)
-{
-	call->next = NULL;
-	pthread_mutex_lock(&w->plock);
-	if (w->ptail)
-		w->ptail->next = call;
-	else
-		w->phead = call;
-	w->ptail = call;
-	pthread_mutex_unlock(&w->plock);
-	event_active(w->posted, EV_READ, 0);
-}
-
 /*
  * Leave the loop from inside it: event_base_loopbreak() from another thread
  * is lost when it comes before the worker has entered its loop (the loop
@@ -417,11 +352,11 @@ void worker_post(struct worker *w, struct worker_call *call)
  */
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct worker *w = arg;
+	struct thread *w = arg;
 	(void)fd;
 	(void)what;
 
-	event_base_loopbreak(w->base);
+	event_base_loopbreak(w->w.base);
 }
 
 int threads_init(int n)
@@ -430,32 +365,27 @@ int threads_init(int n)
 	workers = calloc((size_t)n, sizeof(*workers));
 	if (!workers)
 		return -1;
+	conn_on_answered(conn_wake);
 	for (int i = 0; i < n; i++) {
-		struct worker *w = &workers[i];
+		struct thread *w = &workers[i];
 
-		w->base = event_base_new();
-		if (!w->base)
+		if (worker_init(&w->w) < 0)
 			return -1;
-		w->notify = event_new(w->base, -1, EV_PERSIST, notify_cb, w);
+		w->notify = event_new(w->w.base, -1, EV_PERSIST, notify_cb, w);
 		if (!w->notify)
 			return -1;
 		event_add(w->notify, NULL);
-		w->stop = event_new(w->base, -1, 0, stop_cb, w);
+		w->stop = event_new(w->w.base, -1, 0, stop_cb, w);
 		if (!w->stop)
 			return -1;
 		pthread_mutex_init(&w->qlock, NULL);
-		w->posted = event_new(w->base, -1, EV_PERSIST, posted_cb, w);
-		if (!w->posted)
-			return -1;
-		event_add(w->posted, NULL);
-		pthread_mutex_init(&w->plock, NULL);
 	}
 	return 0;
 }
 
 static void *worker_main(void *arg)
 {
-	struct worker *w = arg;
+	struct thread *w = arg;
 
 	/*
 	 * One pass handles every connection that became ready together, then
@@ -468,9 +398,9 @@ static void *worker_main(void *arg)
 	 * throughput when both cores were saturated.
 	 */
 	do {
-		event_base_loop(w->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+		event_base_loop(w->w.base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
 		worker_flush(w);
-	} while (!event_base_got_break(w->base));
+	} while (!event_base_got_break(w->w.base));
 	return NULL;
 }
 
@@ -482,7 +412,7 @@ void threads_start(void)
 
 void thread_dispatch(int fd)
 {
-	struct worker *w = &workers[next_worker];
+	struct thread *w = &workers[next_worker];
 
 	next_worker = (next_worker + 1) % nworkers;
 	pthread_mutex_lock(&w->qlock);
@@ -510,127 +440,4 @@ void threads_stop(void)
 		event_active(workers[i].stop, EV_READ, 0);
 	for (int i = 0; i < nworkers; i++)
 		pthread_join(workers[i].tid, NULL);
-}
-
-void conns_add_listener(int fd)
-{
-	pthread_mutex_lock(&reg_lock);
-	if (nlisteners < MAX_LISTENERS) {
-		listeners[nlisteners] = fd;
-		listeners_since[nlisteners++] = clock_secs();
-	}
-	pthread_mutex_unlock(&reg_lock);
-}
-
-/* "tcp:1.2.3.4:5", "tcp6:[::1]:5" or "unix:PATH", as memcached names them. */
-static void addr_text(const struct sockaddr_storage *ss, socklen_t len,
-		      char *buf, size_t size)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-
-		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-		snprintf(buf, size, "tcp:%s:%u", ip, ntohs(a->sin_port));
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-
-		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
-		snprintf(buf, size, "tcp6:[%s]:%u", ip, ntohs(a->sin6_port));
-	} else if (ss->ss_family == AF_UNIX) {
-		const struct sockaddr_un *a = (const struct sockaddr_un *)ss;
-		size_t n = len > offsetof(struct sockaddr_un, sun_path) ?
-			   len - offsetof(struct sockaddr_un, sun_path) : 0;
-
-		snprintf(buf, size, "unix:%.*s", (int)strnlen(a->sun_path, n),
-			 a->sun_path);
-	} else {
-		snprintf(buf, size, "?:<AF %d>", ss->ss_family);
-	}
-}
-
-static void sock_text(int fd, bool peer, char *buf, size_t size)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	int r;
-
-	memset(&ss, 0, sizeof(ss));
-	r = peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
-		   getsockname(fd, (struct sockaddr *)&ss, &len);
-	if (r < 0)
-		len = 0, ss.ss_family = AF_UNSPEC;
-	addr_text(&ss, len, buf, size);
-}
-
-static const char *state_text(const struct conn *c, const struct conn *self)
-{
-	if (c == self)
-		return "conn_parse_cmd";
-	switch (__atomic_load_n(&c->state, __ATOMIC_RELAXED)) {
-	case ST_NREAD:
-		return "conn_nread";
-	case ST_SWALLOW:
-		return "conn_swallow";
-	case ST_WAIT:
-		return "conn_io_queue";
-	case ST_CLOSE:
-		return "conn_closing";
-	default:
-		return "conn_read";
-	}
-}
-
-struct conn_line {
-	int fd;
-	const struct conn *c;   /* NULL for a listener */
-	uint32_t since;
-};
-
-static int by_fd(const void *a, const void *b)
-{
-	const struct conn_line *x = a, *y = b;
-
-	return (x->fd > y->fd) - (x->fd < y->fd);
-}
-
-void conns_emit(struct evbuffer *out, struct conn *self)
-{
-	struct conn_line *v = NULL;
-	size_t n = 0, cap;
-	uint32_t now = clock_secs();
-	char addr[128], laddr[128];
-
-	pthread_mutex_lock(&reg_lock);
-	cap = (size_t)nlisteners;
-	for (struct conn_box *b = reg_head; b; b = b->reg_next)
-		cap++;
-	v = malloc((cap ? cap : 1) * sizeof(*v));
-	if (!v)
-		goto out;
-	for (int i = 0; i < nlisteners; i++)
-		v[n++] = (struct conn_line){ listeners[i], NULL, listeners_since[i] };
-	for (struct conn_box *b = reg_head; b; b = b->reg_next)
-		v[n++] = (struct conn_line){ b->c.fd, &b->c,
-			__atomic_load_n(&b->c.last_cmd, __ATOMIC_RELAXED) };
-	qsort(v, n, sizeof(*v), by_fd);
-	for (size_t i = 0; i < n; i++) {
-		int fd = v[i].fd;
-
-		sock_text(fd, v[i].c != NULL, addr, sizeof(addr));
-		evbuffer_add_printf(out, "STAT %d:addr %s\r\n", fd, addr);
-		if (v[i].c) {
-			sock_text(fd, false, laddr, sizeof(laddr));
-			evbuffer_add_printf(out, "STAT %d:listen_addr %s\r\n", fd, laddr);
-		}
-		evbuffer_add_printf(out, "STAT %d:state %s\r\n", fd,
-				    v[i].c ? state_text(v[i].c, self) : "conn_listening");
-		evbuffer_add_printf(out, "STAT %d:secs_since_last_cmd %u\r\n", fd,
-				    now >= v[i].since ? now - v[i].since : 0);
-	}
-out:
-	pthread_mutex_unlock(&reg_lock);
-	free(v);
-	evbuffer_add(out, "END\r\n", 5);
 }

@@ -7,7 +7,9 @@
  * pipelined; a FIFO of the requests sent matches the replies.  A client
  * that needs the upstream is parked (ST_WAIT, no reading) while every
  * other client of the worker keeps being served; when its last request
- * is answered it is resumed.
+ * is answered it is resumed (conn_answered, which calls back the worker
+ * threads: this link sits below them and sees its worker only through
+ * worker.h).
  *
  *   read-through:  the first pass of a get (proto_text.c) queues one
  *                  "gets KEY" per missing or lost key; each VALUE is stored
@@ -50,10 +52,10 @@
 #include <event2/event.h>
 
 #include "cache.h"
+#include "conn.h"
 #include "daemon.h"
-#include "proto.h"
 #include "store.h"
-#include "thread.h"
+#include "worker.h"
 
 /*
  * REQ_CHECK is the "gets KEY" pipelined after a write-through: the
@@ -128,10 +130,7 @@ static void req_done(struct upreq *r, bool failed)
 		stats.origin_errors++;
 		cache_unlock();
 	}
-	if (--c->pending == 0) {
-		proto_upstream_done(c);
-		conn_resume(c);
-	}
+	conn_answered(c);       /* at the last, the worker resumes c */
 	conn_unref(c);
 	free(r->val);
 	free(r);

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "daemon.h"
 #include "proto.h"
+#include "proto_text.h"
 
 static int initialised;
 

@@ -57,6 +57,7 @@
 #include "daemon.h"
 #include "index.h"
 #include "proto.h"
+#include "proto_text.h"
 #include "stats.h"
 #include "store.h"
 #include "madvfree.h"

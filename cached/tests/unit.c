@@ -20,6 +20,7 @@
 #include "index.h"
 #include "origin.h"
 #include "proto.h"
+#include "proto_text.h"
 #include "psi.h"
 #include "stats.h"
 #include "store.h"
