@@ -412,15 +412,22 @@ uint64_t cache_new_cas(void)
 	return next_cas++;
 }
 
+bool cache_walk_step(uint64_t *cursor, void (*fn)(struct item *it, void *arg),
+		     void *arg)
+{
+	bool done;
+
+	cache_rdlock();
+	done = index_walk(cursor, INDEX_WALK_STEP, fn, arg);
+	cache_unlock();
+	return done;
+}
+
 void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
 		bool (*stop)(void *arg))
 {
 	uint64_t cursor = 0;
-	bool done;
 
-	do {
-		cache_rdlock();
-		done = index_walk(&cursor, INDEX_WALK_STEP, fn, arg);
-		cache_unlock();
-	} while (!done && !(stop && stop(arg)));
+	while (!cache_walk_step(&cursor, fn, arg) && !(stop && stop(arg)))
+		;
 }

@@ -189,6 +189,8 @@ static inline void item_mark_fetched(struct item *it)
 void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
 void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
+/* stats cachedump ID LIMIT, ID checked: a walk in steps (proto_admin.c). */
+void process_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);

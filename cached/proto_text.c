@@ -1059,7 +1059,7 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 		} else if (id >= CACHEDUMP_CLASSES) {
 			out_string(c, "CLIENT_ERROR Illegal slab id");
 		} else {
-			stats_cachedump_emit(c->out, id, limit);
+			process_cachedump(c, id, limit);
 		}
 	} else if (!strcmp(sub, "items")) {
 		stats_items_emit(c->out);
