@@ -170,15 +170,17 @@ static void dump_one(struct item *it, void *arg)
 	char key[KEY_MAX_LENGTH * 3 + 1];
 	size_t ntotal = mc_item_size(it);
 	unsigned int cls = mc_slab_class(ntotal);
+	uint32_t exptime;
 
 	if (!m->all && (cls >= MAX_SLAB_CLASS || !m->classes[cls]))
 		return;
 	if (!cache_alive(it, m->now) || it->state != ITEM_OK)
 		return;
+	exptime = item_exptime(it);
 	uriencode(it->key, it->keylen, key);
 	evbuffer_add_printf(m->out,
 			    "key=%s exp=%ld la=%llu cas=%llu fetch=%s cls=%u size=%lu\n",
-			    key, it->exptime == 0 ? -1L : (long)it->exptime,
+			    key, exptime == 0 ? -1L : (long)exptime,
 			    (unsigned long long)item_atime(it),
 			    (unsigned long long)it->cas,
 			    item_fetched(it) ? "yes" : "no", cls,

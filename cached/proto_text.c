@@ -440,10 +440,13 @@ enum get_fast_res { FAST_SLOW, FAST_HIT, FAST_MISS };
  * expired or flushed, and its segment is hot (FAST_HIT, served); or, with
  * no origin, the key is not there at all (FAST_MISS, counted; nothing to
  * expire, drop or fetch).  FAST_SLOW sends the key down the exclusive
- * path (get_one), which handles every other case.
+ * path (get_one), which handles every other case.  With touch (gat,
+ * gats) a hit also sets the new exptime, atomically: readers under the
+ * shared lock read it with item_exptime.
  */
 static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
-				  uint32_t hv, bool ret_cas)
+				  uint32_t hv, bool ret_cas, bool touch,
+				  uint32_t exptime)
 {
 	uint32_t now = clock_secs();
 	struct item *it;
@@ -452,8 +455,13 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	cache_rdlock();
 	it = index_find(key, nkey, hv);
 	if (!it && settings.origin == ORIGIN_NONE) {
-		STAT_ADD(cmd_get);
-		STAT_ADD(get_misses);
+		if (touch) {
+			STAT_ADD(cmd_touch);
+			STAT_ADD(touch_misses);
+		} else {
+			STAT_ADD(cmd_get);
+			STAT_ADD(get_misses);
+		}
 		res = FAST_MISS;
 	} else if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
@@ -461,10 +469,17 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
 		if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
 			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+		if (touch)
+			item_set_exptime(it, exptime);   /* gat, gats */
 		item_mark_fetched(it);
 		emit_item(c->gbuf, it, ret_cas);
-		STAT_ADD(cmd_get);
-		STAT_ADD(get_hits);
+		if (touch) {
+			STAT_ADD(cmd_touch);
+			STAT_ADD(touch_hits);
+		} else {
+			STAT_ADD(cmd_get);
+			STAT_ADD(get_hits);
+		}
 		res = FAST_HIT;
 	}
 	cache_unlock();
@@ -508,8 +523,9 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		proto_collect_key(c, key, nkey);
 		return false;
 	}
-	if (!touch && !collect) {
-		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas);
+	if (!collect) {
+		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas,
+					       touch, exptime);
 
 		if (r != FAST_SLOW)
 			return r == FAST_HIT;

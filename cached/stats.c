@@ -344,7 +344,7 @@ static void dump_one(struct item *it, void *arg)
 	    mc_slab_class(mc_item_size(it)) != d->id)
 		return;
 	n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
-		     (int)it->keylen, it->key, it->vlen, it->exptime);
+		     (int)it->keylen, it->key, it->vlen, item_exptime(it));
 	if (d->bytes + (size_t)n + 6 > CACHEDUMP_MAX) {   /* END\r\n\0, as memcached */
 		d->full = true;
 		return;
