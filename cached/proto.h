@@ -192,6 +192,10 @@ void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
 /* stats cachedump ID LIMIT, ID checked: a walk in steps (proto_admin.c). */
 void process_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 
+/* A meta command's base64 key (flag b) decoded into out (which may be
+ * src); 0 when it is not valid base64 (proto_meta.c). */
+size_t b64_decode(const char *src, size_t len, char *out);
+
 /* mg, ms, md, ma, me (proto_meta.c); mn is answered by the caller. */
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);
 

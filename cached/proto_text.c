@@ -1195,18 +1195,19 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 /*
  * With the fetch pool: the key of a command line that rebuilds a lost key
  * before it decides (rebuild_lost), or false.  An ms in set mode without
- * C overwrites whatever was there and rebuilds nothing; a meta command
- * with b (a base64 key) is left to the inline rebuild.
+ * C overwrites whatever was there and rebuilds nothing.  A meta command
+ * with b has its base64 key decoded into kbuf (KEY_MAX_LENGTH bytes); one
+ * that does not decode is left to the command, which refuses it.
  */
 static bool rebuild_line_key(const char *p, size_t n, const char **key,
-			     size_t *nkey)
+			     size_t *nkey, char *kbuf)
 {
 	static const char *const cmds[] = {
 		"add", "replace", "cas", "append", "prepend", "touch", "delete",
 		"incr", "decr", "ms", "md", "ma",
 	};
 	const char *end = p + n, *t, *k;
-	bool meta, is_ms, overwrite = true;
+	bool meta, is_ms, overwrite = true, binary = false;
 	size_t ncmd, i;
 
 	while (p < end && *p == ' ')
@@ -1239,11 +1240,18 @@ static bool rebuild_line_key(const char *p, size_t n, const char **key,
 		if (t == f)
 			break;
 		if (*f == 'b')
-			return false;
+			binary = true;
 		if (*f == 'C' || (*f == 'M' && t - f > 1 && f[1] != 'S' && f[1] != 's'))
 			overwrite = false;
 	}
-	return !(is_ms && overwrite);
+	if (is_ms && overwrite)
+		return false;
+	if (binary) {
+		*nkey = b64_decode(*key, *nkey, kbuf);
+		*key = kbuf;
+		return *nkey > 0;
+	}
+	return true;
 }
 
 /*
@@ -1315,6 +1323,7 @@ static enum proto_ret proto_run(struct conn *c)
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
 		const char *rkey;
+		char rkbuf[KEY_MAX_LENGTH];
 		size_t consumed, rnkey;
 
 		switch (c->state) {
@@ -1415,7 +1424,7 @@ static enum proto_ret proto_run(struct conn *c)
 			continue;
 		}
 		if (fetch_enabled() && !c->refetched &&
-		    rebuild_line_key(line, (size_t)(el - line), &rkey, &rnkey) &&
+		    rebuild_line_key(line, (size_t)(el - line), &rkey, &rnkey, rkbuf) &&
 		    rebuild_in_pool(c, rkey, rnkey)) {
 			/* a lost key rebuilt off the worker, then this line again */
 			c->state = ST_WAIT;
