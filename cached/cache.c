@@ -67,7 +67,9 @@ static bool flushed(const struct item *it, uint32_t now)
 /* True when the item is past its expiry or behind a flush. */
 static bool dead(const struct item *it, uint32_t now, bool *expired)
 {
-	if (it->exptime && it->exptime <= now) {
+	uint32_t exptime = item_exptime(it);
+
+	if (exptime && exptime <= now) {
 		*expired = true;
 		return true;
 	}
@@ -76,7 +78,9 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 
 bool cache_alive(const struct item *it, uint32_t now)
 {
-	return !(it->exptime && it->exptime <= now) && !flushed(it, now);
+	uint32_t exptime = item_exptime(it);   /* gat sets it under the shared lock */
+
+	return !(exptime && exptime <= now) && !flushed(it, now);
 }
 
 struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
@@ -412,15 +416,22 @@ uint64_t cache_new_cas(void)
 	return next_cas++;
 }
 
+bool cache_walk_step(uint64_t *cursor, void (*fn)(struct item *it, void *arg),
+		     void *arg)
+{
+	bool done;
+
+	cache_rdlock();
+	done = index_walk(cursor, INDEX_WALK_STEP, fn, arg);
+	cache_unlock();
+	return done;
+}
+
 void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
 		bool (*stop)(void *arg))
 {
 	uint64_t cursor = 0;
-	bool done;
 
-	do {
-		cache_rdlock();
-		done = index_walk(&cursor, INDEX_WALK_STEP, fn, arg);
-		cache_unlock();
-	} while (!done && !(stop && stop(arg)));
+	while (!cache_walk_step(&cursor, fn, arg) && !(stop && stop(arg)))
+		;
 }

@@ -98,4 +98,14 @@ uint64_t cache_new_cas(void);
 void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
 		bool (*stop)(void *arg));
 
+/*
+ * One step of such a walk: fn on the items of INDEX_WALK_STEP items'
+ * worth of buckets from *cursor on (0 starts a walk), under the shared
+ * cache lock, taken and dropped here.  Returns true when the walk is
+ * complete.  A caller may run anything between steps (index_walk says
+ * what a walk sees of a table that changes meanwhile).
+ */
+bool cache_walk_step(uint64_t *cursor, void (*fn)(struct item *it, void *arg),
+		     void *arg);
+
 #endif

@@ -47,6 +47,21 @@ static inline uint32_t item_atime(const struct item *it)
 	return __atomic_load_n(&it->atime, __ATOMIC_RELAXED);
 }
 
+/*
+ * exptime too: gat and gats set it under the shared lock (atomically,
+ * item_set_exptime), so code that reads it under the shared lock reads it
+ * through item_exptime.  Under the exclusive lock plain reads are safe.
+ */
+static inline uint32_t item_exptime(const struct item *it)
+{
+	return __atomic_load_n(&it->exptime, __ATOMIC_RELAXED);
+}
+
+static inline void item_set_exptime(struct item *it, uint32_t exptime)
+{
+	__atomic_store_n(&it->exptime, exptime, __ATOMIC_RELAXED);
+}
+
 /* Hash of a key (FNV-1a 32 bit, mixed). */
 uint32_t index_hash(const char *key, size_t nkey);
 

@@ -6,6 +6,7 @@
 #define PROTO_ADMIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto.h"
 
@@ -13,5 +14,7 @@
 void process_lru_crawler(struct conn *c, token_t *tokens, size_t ntokens);
 void process_memlimit(struct conn *c, token_t *tokens, size_t ntokens);
 void process_slabs(struct conn *c, token_t *tokens, size_t ntokens);
+/* stats cachedump ID LIMIT, ID checked: a walk in steps. */
+void process_cachedump(struct conn *c, uint32_t id, uint32_t limit);
 
 #endif

@@ -86,7 +86,7 @@ static int b64_val(unsigned char ch)
  * Decode in place (out may equal src).  Other characters are skipped; 0
  * when no or a partial block remains or the padding is wrong.
  */
-static size_t b64_decode(const char *src, size_t len, char *out)
+size_t b64_decode(const char *src, size_t len, char *out)
 {
 	unsigned char block[4];
 	size_t count = 0, n = 0;

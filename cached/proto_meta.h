@@ -13,6 +13,12 @@
 void proto_meta(struct conn *c, token_t *tokens, size_t ntokens);
 
 /*
+ * A meta command's base64 key (flag b) decoded into out (which may be
+ * src); 0 when it is not valid base64.
+ */
+size_t b64_decode(const char *src, size_t len, char *out);
+
+/*
  * The first pass of an mg with the fetch pool: hand its key to the pool
  * when the cache cannot serve it (proto_collect_key).
  */

@@ -170,10 +170,13 @@ enum get_fast_res { FAST_SLOW, FAST_HIT, FAST_MISS };
  * expired or flushed, and its segment is hot (FAST_HIT, served); or, with
  * no origin, the key is not there at all (FAST_MISS, counted; nothing to
  * expire, drop or fetch).  FAST_SLOW sends the key down the exclusive
- * path (get_one), which handles every other case.
+ * path (get_one), which handles every other case.  With touch (gat,
+ * gats) a hit also sets the new exptime, atomically: readers under the
+ * shared lock read it with item_exptime.
  */
 static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
-				  uint32_t hv, bool ret_cas)
+				  uint32_t hv, bool ret_cas, bool touch,
+				  uint32_t exptime)
 {
 	uint32_t now = clock_secs();
 	struct item *it;
@@ -182,8 +185,13 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	cache_rdlock();
 	it = index_find(key, nkey, hv);
 	if (!it && settings.origin == ORIGIN_NONE) {
-		STAT_ADD(cmd_get);
-		STAT_ADD(get_misses);
+		if (touch) {
+			STAT_ADD(cmd_touch);
+			STAT_ADD(touch_misses);
+		} else {
+			STAT_ADD(cmd_get);
+			STAT_ADD(get_misses);
+		}
 		res = FAST_MISS;
 	} else if (it && cache_alive(it, now) &&
 	    store_touch_hot(it, now) &&
@@ -191,10 +199,17 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	     cache_csum(store_ptr(it->off), it->vlen + 2) == it->csum)) {
 		if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != now)
 			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+		if (touch)
+			item_set_exptime(it, exptime);   /* gat, gats */
 		item_mark_fetched(it);
 		emit_item(c->gbuf, it, ret_cas);
-		STAT_ADD(cmd_get);
-		STAT_ADD(get_hits);
+		if (touch) {
+			STAT_ADD(cmd_touch);
+			STAT_ADD(touch_hits);
+		} else {
+			STAT_ADD(cmd_get);
+			STAT_ADD(get_hits);
+		}
 		res = FAST_HIT;
 	}
 	cache_unlock();
@@ -238,8 +253,9 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 		proto_collect_key(c, key, nkey);
 		return false;
 	}
-	if (!touch && !collect) {
-		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas);
+	if (!collect) {
+		enum get_fast_res r = get_fast(c, key, nkey, hv, ret_cas,
+					       touch, exptime);
 
 		if (r != FAST_SLOW)
 			return r == FAST_HIT;
@@ -653,7 +669,7 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 		} else if (id >= CACHEDUMP_CLASSES) {
 			out_string(c, "CLIENT_ERROR Illegal slab id");
 		} else {
-			stats_cachedump_emit(c->out, id, limit);
+			process_cachedump(c, id, limit);
 		}
 	} else if (!strcmp(sub, "items")) {
 		stats_items_emit(c->out);
@@ -773,18 +789,19 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 /*
  * With the fetch pool: the key of a command line that rebuilds a lost key
  * before it decides (rebuild_lost), or false.  An ms in set mode without
- * C overwrites whatever was there and rebuilds nothing; a meta command
- * with b (a base64 key) is left to the inline rebuild.
+ * C overwrites whatever was there and rebuilds nothing.  A meta command
+ * with b has its base64 key decoded into kbuf (KEY_MAX_LENGTH bytes); one
+ * that does not decode is left to the command, which refuses it.
  */
 static bool rebuild_line_key(const char *p, size_t n, const char **key,
-			     size_t *nkey)
+			     size_t *nkey, char *kbuf)
 {
 	static const char *const cmds[] = {
 		"add", "replace", "cas", "append", "prepend", "touch", "delete",
 		"incr", "decr", "ms", "md", "ma",
 	};
 	const char *end = p + n, *t, *k;
-	bool meta, is_ms, overwrite = true;
+	bool meta, is_ms, overwrite = true, binary = false;
 	size_t ncmd, i;
 
 	while (p < end && *p == ' ')
@@ -817,11 +834,18 @@ static bool rebuild_line_key(const char *p, size_t n, const char **key,
 		if (t == f)
 			break;
 		if (*f == 'b')
-			return false;
+			binary = true;
 		if (*f == 'C' || (*f == 'M' && t - f > 1 && f[1] != 'S' && f[1] != 's'))
 			overwrite = false;
 	}
-	return !(is_ms && overwrite);
+	if (is_ms && overwrite)
+		return false;
+	if (binary) {
+		*nkey = b64_decode(*key, *nkey, kbuf);
+		*key = kbuf;
+		return *nkey > 0;
+	}
+	return true;
 }
 
 /*
@@ -893,6 +917,7 @@ static enum proto_ret proto_run(struct conn *c)
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
 		const char *rkey;
+		char rkbuf[KEY_MAX_LENGTH];
 		size_t consumed, rnkey;
 
 		switch (c->state) {
@@ -993,7 +1018,7 @@ static enum proto_ret proto_run(struct conn *c)
 			continue;
 		}
 		if (fetch_enabled() && !c->refetched &&
-		    rebuild_line_key(line, (size_t)(el - line), &rkey, &rnkey) &&
+		    rebuild_line_key(line, (size_t)(el - line), &rkey, &rnkey, rkbuf) &&
 		    rebuild_in_pool(c, rkey, rnkey)) {
 			/* a lost key rebuilt off the worker, then this line again */
 			c->state = ST_WAIT;

@@ -3,11 +3,13 @@
  *
  * Counters live in the global struct stats (changed under cache_lock) and
  * a few atomics for connections and bytes; this file only formats them.
- * No scrape takes cache_lock exclusively, and the ones that look at every
- * item (stats items, slabs, cachedump) take it shared for one step of
- * INDEX_WALK_STEP items at a time, so a get or a store waits at most one
- * step for a scrape; their figures are approximate while the cache
- * changes, as memcached's are.
+ * No scrape takes cache_lock exclusively.  stats items and stats slabs
+ * read the store's per-class counters; stats cachedump, the one that
+ * looks at items, walks the index in steps of INDEX_WALK_STEP items, each
+ * under the shared lock, and its caller may let the event loop run
+ * between steps (stats_cachedump_step), so neither a get nor a store
+ * waits more than one step for a scrape.  The figures are approximate
+ * while the cache changes, as memcached's are.
  */
 #include "stats.h"
 
@@ -230,56 +232,16 @@ void stats_reset(void)
  * memcached groups items in slab classes by size and reports them per
  * class.  cached stores by size too, but not in classes; it reports each
  * item under the class memcached 1.6 would give it with its default
- * settings (-n 48, -f 1.25, 1 MiB pages, 512 KiB chunks), from the size
- * memcached would give it, so that tools and memcached's own tests that
- * read per-class figures find them where they look.  An item counts while
- * a get could still serve it: not expired, not flushed, not lost.
+ * settings (mc_slab_class of mc_item_size, store.h), so that tools and
+ * memcached's own tests that read per-class figures find them where they
+ * look.  stats items and stats slabs read the store's per-class counters
+ * (no walk): an item counts while it holds a value, expired or flushed
+ * ones until they are dropped, as memcached counts them until its crawler
+ * or a store reclaims them.  stats cachedump walks, in steps.
  */
 static bool listed(const struct item *it, uint32_t now)
 {
 	return cache_alive(it, now) && it->state != ITEM_LOST;
-}
-
-#define MC_PAGE (1u << 20)
-#define MC_CHUNK_MAX (MC_PAGE / 2)
-
-size_t mc_item_size(const struct item *it)
-{
-	/* 48-byte header, key and NUL, client flags if not 0, value, cas */
-	return 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) + it->vlen + 2 + 8;
-}
-
-/* Chunk size of class cls (1..), 0 past the last; as memcached's slabs_init. */
-static uint32_t mc_chunk_size(unsigned int cls)
-{
-	double size = 96;
-	unsigned int i = 1;
-
-	for (;;) {
-		uint32_t sz = (uint32_t)size;
-
-		if (sz >= MC_CHUNK_MAX / 1.25)
-			return i == cls ? MC_CHUNK_MAX : 0;
-		if (sz % 8)
-			sz += 8 - sz % 8;
-		if (i == cls)
-			return sz;
-		size = sz * 1.25;
-		i++;
-	}
-}
-
-unsigned int mc_slab_class(size_t ntotal)
-{
-	unsigned int cls = 1;
-	uint32_t sz;
-
-	while ((sz = mc_chunk_size(cls)) && ntotal > sz) {
-		if (sz == MC_CHUNK_MAX)
-			return cls;      /* larger items are chunked in the last */
-		cls++;
-	}
-	return sz ? cls : cls - 1;
 }
 
 void stats_note_store(const char *key, size_t nkey, uint32_t hv)
@@ -291,37 +253,19 @@ void stats_note_store(const char *key, size_t nkey, uint32_t hv)
 						    CACHEDUMP_CLASSES], 1, __ATOMIC_RELAXED);
 }
 
+#define MC_PAGE (1u << 20)         /* memcached's slab page */
+
 struct class_acc {
-	uint32_t now;
-	struct {
-		uint64_t n, bytes;
-		uint32_t oldest;
-	} c[CACHEDUMP_CLASSES];
+	uint32_t now, coldest;
+	uint64_t n[CACHEDUMP_CLASSES], bytes[CACHEDUMP_CLASSES];
 };
 
-static void classes_add(struct item *it, void *arg)
+static void classes_count(struct class_acc *a)
 {
-	struct class_acc *a = arg;
-	size_t size = mc_item_size(it);
-	unsigned int cls = mc_slab_class(size) % CACHEDUMP_CLASSES;
-
-	if (!listed(it, a->now))
-		return;
-	if (!a->c[cls].n || item_atime(it) < a->c[cls].oldest)
-		a->c[cls].oldest = item_atime(it);
-	a->c[cls].n++;
-	a->c[cls].bytes += size;
-}
-
-static struct class_acc *classes_count(void)
-{
-	struct class_acc *a = calloc(1, sizeof(*a));
-
-	if (!a)
-		return NULL;
 	a->now = clock_secs();
-	cache_walk(classes_add, a, NULL);
-	return a;
+	cache_rdlock();
+	store_class_stats(a->n, a->bytes, &a->coldest);
+	cache_unlock();
 }
 
 #define C(cls, name, v) evbuffer_add_printf(out, "STAT items:%u:%s %" PRIu64 "\r\n", \
@@ -329,17 +273,17 @@ static struct class_acc *classes_count(void)
 
 void stats_items_emit(struct evbuffer *out)
 {
-	struct class_acc *a = classes_count();
+	struct class_acc a;
 
-	for (unsigned int i = 1; a && i < CACHEDUMP_CLASSES; i++) {
-		if (!a->c[i].n)
+	classes_count(&a);
+	for (unsigned int i = 1; i < CACHEDUMP_CLASSES; i++) {
+		if (!a.n[i])
 			continue;
-		C(i, "number", a->c[i].n);
-		C(i, "age", a->c[i].oldest < a->now ? a->now - a->c[i].oldest : 0);
-		C(i, "mem_requested", a->c[i].bytes);
+		C(i, "number", a.n[i]);
+		C(i, "age", a.coldest && a.coldest < a.now ? a.now - a.coldest : 0);
+		C(i, "mem_requested", a.bytes[i]);
 		C(i, "reclaimed", __atomic_load_n(&class_reclaimed[i], __ATOMIC_RELAXED));
 	}
-	free(a);
 	evbuffer_add(out, "END\r\n", 5);
 }
 
@@ -349,27 +293,27 @@ void stats_items_emit(struct evbuffer *out)
 
 void stats_slabs_emit(struct evbuffer *out)
 {
-	struct class_acc *a = classes_count();
+	struct class_acc a;
 	struct store_stats st;
 	unsigned int active = 0;
 
-	for (unsigned int i = 1; a && i < CACHEDUMP_CLASSES; i++) {
+	classes_count(&a);
+	for (unsigned int i = 1; i < CACHEDUMP_CLASSES; i++) {
 		uint32_t chunk = mc_chunk_size(i), per_page;
 		uint64_t pages;
 
-		if (!a->c[i].n || !chunk)
+		if (!a.n[i] || !chunk)
 			continue;
 		per_page = MC_PAGE / chunk;
-		pages = (a->c[i].n + per_page - 1) / per_page;
+		pages = (a.n[i] + per_page - 1) / per_page;
 		C(i, "chunk_size", chunk);
 		C(i, "chunks_per_page", per_page);
 		C(i, "total_pages", pages);
 		C(i, "total_chunks", pages * per_page);
-		C(i, "used_chunks", a->c[i].n);
-		C(i, "free_chunks", pages * per_page - a->c[i].n);
+		C(i, "used_chunks", a.n[i]);
+		C(i, "free_chunks", pages * per_page - a.n[i]);
 		active++;
 	}
-	free(a);
 	cache_rdlock();
 	store_get_stats(&st);
 	cache_unlock();
@@ -382,8 +326,9 @@ void stats_slabs_emit(struct evbuffer *out)
 
 #define CACHEDUMP_MAX (2u << 20)   /* memcached's bound on one reply */
 
-struct dump_acc {
-	struct evbuffer *out;
+struct cachedump {
+	struct evbuffer *out;      /* the ITEM lines so far */
+	uint64_t cursor;           /* cache_walk_step's */
 	uint32_t now, limit, shown, id;
 	size_t bytes;
 	bool full;
@@ -391,7 +336,7 @@ struct dump_acc {
 
 static void dump_one(struct item *it, void *arg)
 {
-	struct dump_acc *d = arg;
+	struct cachedump *d = arg;
 	char line[KEY_MAX_LENGTH + 64];
 	int n;
 
@@ -399,8 +344,8 @@ static void dump_one(struct item *it, void *arg)
 	    mc_slab_class(mc_item_size(it)) != d->id)
 		return;
 	n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
-		     (int)it->keylen, it->key, it->vlen, it->exptime);
-	if (d->bytes + (size_t)n + 5 > CACHEDUMP_MAX) {
+		     (int)it->keylen, it->key, it->vlen, item_exptime(it));
+	if (d->bytes + (size_t)n + 6 > CACHEDUMP_MAX) {   /* END\r\n\0, as memcached */
 		d->full = true;
 		return;
 	}
@@ -409,21 +354,52 @@ static void dump_one(struct item *it, void *arg)
 	d->shown++;
 }
 
-/* The dump reached its limit or its size cap: stop walking. */
-static bool dump_done(void *arg)
+struct cachedump *stats_cachedump_new(uint32_t id, uint32_t limit)
 {
-	const struct dump_acc *d = arg;
+	struct cachedump *d = calloc(1, sizeof(*d));
 
+	if (!d)
+		return NULL;
+	d->out = evbuffer_new();
+	if (!d->out) {
+		free(d);
+		return NULL;
+	}
+	d->now = clock_secs();
+	d->limit = limit;
+	d->id = id;
+	return d;
+}
+
+bool stats_cachedump_step(struct cachedump *d)
+{
+	if (cache_walk_step(&d->cursor, dump_one, d))
+		return true;
+	/* the limit or the 2 MB bound reached: the reply is complete */
 	return d->full || (d->limit && d->shown >= d->limit);
+}
+
+void stats_cachedump_end(struct cachedump *d, struct evbuffer *out)
+{
+	if (out) {
+		evbuffer_add_buffer(out, d->out);
+		evbuffer_add(out, "END\r\n", 5);
+	}
+	evbuffer_free(d->out);
+	free(d);
 }
 
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit)
 {
-	struct dump_acc d = { .out = out, .now = clock_secs(), .limit = limit,
-			      .id = id };
+	struct cachedump *d = stats_cachedump_new(id, limit);
 
-	cache_walk(dump_one, &d, dump_done);
-	evbuffer_add(out, "END\r\n", 5);
+	if (!d) {
+		evbuffer_add(out, "SERVER_ERROR out of memory\r\n", 28);
+		return;
+	}
+	while (!stats_cachedump_step(d))
+		;
+	stats_cachedump_end(d, out);
 }
 
 /* ---- stats detail -------------------------------------------------------- */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store.h"
+
 struct evbuffer;
 
 /* Append "STAT name value\r\n" lines and "END\r\n". */
@@ -22,14 +24,11 @@ const char *mode_name(enum cache_mode m);
 
 /*
  * stats items, stats slabs and stats cachedump ID LIMIT, each item in the
- * slab class memcached 1.6 would give it (mc_slab_class of mc_item_size:
- * memcached's item size and its default classes); ID must be below
- * CACHEDUMP_CLASSES, as memcached checks it.
+ * slab class memcached 1.6 would give it (mc_slab_class of mc_item_size,
+ * store.h); ID must be below CACHEDUMP_CLASSES, as memcached checks it.
  */
-#define CACHEDUMP_CLASSES 64
+#define CACHEDUMP_CLASSES STORE_CLASSES
 struct item;
-size_t mc_item_size(const struct item *it);
-unsigned int mc_slab_class(size_t ntotal);
 
 /* Before a store, cache_lock held: count a dead item of the key that the
  * store replaces as reclaimed in its class (stats items reclaimed). */
@@ -37,6 +36,19 @@ void stats_note_store(const char *key, size_t nkey, uint32_t hv);
 void stats_items_emit(struct evbuffer *out);
 void stats_slabs_emit(struct evbuffer *out);
 void stats_cachedump_emit(struct evbuffer *out, uint32_t id, uint32_t limit);
+
+/*
+ * stats cachedump in steps, for a caller that lets other work run between
+ * them: stats_cachedump_new (NULL when out of memory), then
+ * stats_cachedump_step until it returns true (each step walks
+ * INDEX_WALK_STEP items under the shared lock, and the walk stops early
+ * at LIMIT items or memcached's 2 MB bound), then stats_cachedump_end,
+ * which appends the reply to out (none when out is NULL) and frees d.
+ */
+struct cachedump;
+struct cachedump *stats_cachedump_new(uint32_t id, uint32_t limit);
+bool stats_cachedump_step(struct cachedump *d);
+void stats_cachedump_end(struct cachedump *d, struct evbuffer *out);
 
 /*
  * stats detail: per-prefix counters of gets, hits, sets and deletes, as

@@ -66,6 +66,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -171,6 +172,79 @@ static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
 static uint32_t *warm;
 static uint32_t nwarm;
 static uint32_t nzombies, nquarantined;
+
+/*
+ * Items and bytes per memcached slab class (stats items, stats slabs),
+ * kept at every link and unlink so that those scrapes read 64 counters
+ * instead of walking the index.  Changed under the exclusive lock, read
+ * under the shared one; atomic so that no reader ever sees a torn value.
+ */
+static uint64_t class_n[STORE_CLASSES], class_bytes[STORE_CLASSES];
+
+#define MC_PAGE (1u << 20)
+#define MC_CHUNK_MAX (MC_PAGE / 2)
+
+size_t mc_item_size(const struct item *it)
+{
+	/* 48-byte header, key and NUL, client flags if not 0, value, cas */
+	return 48 + (size_t)it->keylen + 1 + (it->flags ? 4 : 0) + it->vlen + 2 + 8;
+}
+
+uint32_t mc_chunk_size(unsigned int cls)
+{
+	double size = 96;
+	unsigned int i = 1;
+
+	for (;;) {
+		uint32_t sz = (uint32_t)size;
+
+		if (sz >= MC_CHUNK_MAX / 1.25)
+			return i == cls ? MC_CHUNK_MAX : 0;
+		if (sz % 8)
+			sz += 8 - sz % 8;
+		if (i == cls)
+			return sz;
+		size = sz * 1.25;
+		i++;
+	}
+}
+
+/* memcached's chunk sizes, class 1 first, computed once (mc_chunk_size). */
+static uint32_t chunk_table[STORE_CLASSES];
+static unsigned int chunk_classes;
+static pthread_once_t chunk_once = PTHREAD_ONCE_INIT;
+
+static void chunk_table_init(void)
+{
+	unsigned int n = 0;
+	uint32_t sz;
+
+	while (n + 1 < STORE_CLASSES && (sz = mc_chunk_size(n + 1)))
+		chunk_table[n++] = sz;
+	chunk_classes = n;
+}
+
+unsigned int mc_slab_class(size_t ntotal)
+{
+	unsigned int i;
+
+	pthread_once(&chunk_once, chunk_table_init);
+	for (i = 0; i < chunk_classes; i++)
+		if (ntotal <= chunk_table[i])
+			return i + 1;
+	return chunk_classes;    /* larger items are chunked in the last */
+}
+
+/* Count a linked item in its class (sign +1) or take it out (-1). */
+static void class_count(const struct item *it, int sign)
+{
+	size_t size = mc_item_size(it);
+	unsigned int cls = mc_slab_class(size) % STORE_CLASSES;
+
+	__atomic_fetch_add(&class_n[cls], (uint64_t)(int64_t)sign, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&class_bytes[cls], (uint64_t)((int64_t)sign * (int64_t)size),
+			   __ATOMIC_RELAXED);
+}
 
 /*
  * Spare segments: fresh slots whose pages the main thread has populated
@@ -572,6 +646,7 @@ void store_link(struct item *it)
 	g->live += round_up(it->vlen + 2, 8);
 	value_bytes += it->vlen;
 	it->state = ITEM_OK;
+	class_count(it, 1);
 }
 
 /*
@@ -604,6 +679,7 @@ void store_unlink(struct item *it)
 	g->nitems--;
 	g->live -= round_up(it->vlen + 2, 8);
 	value_bytes -= it->vlen;
+	class_count(it, -1);
 	it->seg = SEG_NONE;
 	if (g->nitems == 0 && s != active && !g->pinned)
 		seg_free(s);
@@ -1337,9 +1413,41 @@ void store_flush_all(void)
 			seg_free(s);
 }
 
+struct class_audit {
+	uint64_t n[STORE_CLASSES], bytes[STORE_CLASSES];
+};
+
+static void class_audit_cb(struct item *it, void *arg)
+{
+	struct class_audit *a = arg;
+	size_t size = mc_item_size(it);
+	unsigned int cls = mc_slab_class(size) % STORE_CLASSES;
+
+	if (it->state != ITEM_OK || it->seg == SEG_NONE)
+		return;
+	a->n[cls]++;
+	a->bytes[cls] += size;
+}
+
+/* The per-class counters against a count of the linked items: 0 or 1. */
+static long class_audit(void)
+{
+	struct class_audit *a = calloc(1, sizeof(*a));
+	long bad = 0;
+
+	if (!a)
+		return 0;
+	index_foreach(class_audit_cb, a);
+	for (unsigned int i = 0; i < STORE_CLASSES; i++)
+		if (a->n[i] != class_n[i] || a->bytes[i] != class_bytes[i])
+			bad = 1;
+	free(a);
+	return bad;
+}
+
 long store_audit(void)
 {
-	long bad = 0;
+	long bad = class_audit();
 	uint64_t used = 0, vb = 0, vr = 0, small = 0, large = 0, lost = 0;
 	uint32_t zombies = 0, quarantined = 0;
 
@@ -1378,6 +1486,27 @@ long store_audit(void)
 	    zombies != nzombies || quarantined != nquarantined)
 		bad++;
 	return bad;
+}
+
+void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest)
+{
+	uint32_t oldest = 0;
+
+	for (unsigned int i = 0; i < STORE_CLASSES; i++) {
+		n[i] = __atomic_load_n(&class_n[i], __ATOMIC_RELAXED);
+		bytes[i] = __atomic_load_n(&class_bytes[i], __ATOMIC_RELAXED);
+	}
+	for (uint32_t s = 0; s < nslots; s++) {
+		const struct seg *g = &segs[s];
+		uint32_t a;
+
+		if (!seg_holds(g) || !g->nitems)
+			continue;
+		a = __atomic_load_n(&g->atime, __ATOMIC_RELAXED);
+		if (!oldest || a < oldest)
+			oldest = a;
+	}
+	*coldest = oldest;
 }
 
 void store_get_stats(struct store_stats *st)

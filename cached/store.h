@@ -124,12 +124,34 @@ uint64_t store_give_back(uint64_t bytes);
 /*
  * Debug check: the number of slots that the store believes are not
  * volatile but the kernel holds volatile (POSIX_FADV_ISVOLATILE), plus
- * broken invariants.  0 when all is well.  Costs a system call per slot.
+ * broken invariants (the per-class counts of store_class_stats included,
+ * against a count of the index).  0 when all is well.  Costs a system call per slot.
  */
 long store_audit(void);
 
 /* Fill the counters. */
 void store_get_stats(struct store_stats *st);
+
+/*
+ * memcached 1.6's slab classes with its default settings (-n 48, -f 1.25,
+ * 1 MiB pages, 512 KiB chunks): the size memcached would give an item
+ * (mc_item_size), the class of a size (mc_slab_class; larger items count
+ * in the last class) and a class's chunk size (mc_chunk_size, 0 past the
+ * last).  stats items, slabs, cachedump and metadump report by these.
+ */
+#define STORE_CLASSES 64          /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
+size_t mc_item_size(const struct item *it);
+unsigned int mc_slab_class(size_t ntotal);
+uint32_t mc_chunk_size(unsigned int cls);
+
+/*
+ * Per class (STORE_CLASSES entries each), the items linked to a segment
+ * (not lost; dead ones until they are dropped) and their mc_item_size
+ * bytes, kept up to date at every link and unlink; *coldest gets the
+ * last access time of the least recently used segment that holds items
+ * (0 when none does).  Shared lock.
+ */
+void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest);
 
 /*
  * A reply may point into a segment instead of copying (large values):

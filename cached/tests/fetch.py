@@ -29,6 +29,7 @@ event loop.
                 (every fetch inline): the replies must be byte for byte
                 the same.
 """
+import base64
 import os
 import random
 import socket
@@ -431,12 +432,14 @@ def test_purge_rebuild(fetch_threads):
         os.rmdir(tmp)
 
 
-def rebuild_ops(rnd, k, lost, size, seed):
+def rebuild_ops(rnd, k, lost, size, seed, b64=False):
     """A random command on key k (lost: its bytes were dropped; else never
     stored) and memcached's reply with the rebuilt value; the key's value
-    after it (None: deleted or absent, b"" unchanged)."""
+    after it (None: deleted or absent, b"" unchanged).  b64: only meta
+    commands, with the key in base64."""
     v = gen_value(k, size, size, seed) if lost else None
-    op = rnd.choice(["append", "prepend", "incr", "decr", "touch", "delete", "add",
+    op = rnd.choice(["md", "ma", "msa"] if b64 else
+                    ["append", "prepend", "incr", "decr", "touch", "delete", "add",
                      "replace", "cas", "md", "ma", "msa"])
     x = b"X%d" % rnd.randint(0, 9)
     if op in ("append", "prepend", "add", "replace"):
@@ -457,23 +460,25 @@ def rebuild_ops(rnd, k, lost, size, seed):
     if op == "cas":     # the rebuilt value has a new cas, never 1
         return (b"cas %s 0 0 %d 1\r\n%s\r\n" % (k, len(x), x),
                 b"EXISTS\r\n" if lost else b"NOT_FOUND\r\n", b"")
+    # the meta commands name the key in base64 (flag b) half the time
+    mk, b = (base64.b64encode(k), b" b") if b64 or rnd.random() < 0.5 else (k, b"")
     if op == "md":
-        return b"md %s\r\n" % k, b"HD\r\n" if lost else b"NF\r\n", None
+        return b"md %s%s\r\n" % (mk, b), b"HD\r\n" if lost else b"NF\r\n", None
     if op == "ma":
-        return (b"ma %s\r\n" % k, b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+        return (b"ma %s%s\r\n" % (mk, b), b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
                 if lost else b"NF\r\n", b"")
-    return (b"ms %s %d MA\r\n%s\r\n" % (k, len(x), x), b"HD\r\n" if lost else b"NS\r\n",
+    return (b"ms %s %d MA%s\r\n%s\r\n" % (mk, len(x), b, x), b"HD\r\n" if lost else b"NS\r\n",
             v + x if lost else b"")
 
 
-def rebuild_stream(port, rnd, lost, missing, size, seed, name):
+def rebuild_stream(port, rnd, lost, missing, size, seed, name, b64=False):
     """One try of test_rebuild_commands: the stream of commands on lost
     and missing keys on one connection, hits on another.  Returns the
     commands (key, command, reply, value after) and, last, the hits'
     median latency."""
     keys = [(k, True) for k in lost] + [(k, False) for k in missing]
     rnd.shuffle(keys)
-    ops = [(k,) + rebuild_ops(rnd, k, is_lost, size, seed) for k, is_lost in keys]
+    ops = [(k,) + rebuild_ops(rnd, k, is_lost, size, seed, b64) for k, is_lost in keys]
     fetches0 = int(util.stats(port)["origin_fetches"])
     hot = Conn(port)
     hot.send(b"set hot 0 0 5\r\nwarm!\r\n")
@@ -524,8 +529,9 @@ def rebuild_stream(port, rnd, lost, missing, size, seed, name):
 def test_rebuild_commands():
     """Commands other than gets on lost keys: -t 1 and gen at 20 ms a
     fetch; one connection streams random append, prepend, incr, decr,
-    touch, delete, add, replace, cas, md, ma and ms (append mode) on lost
-    keys and on keys never stored, another sends a hit every 30 ms.  The
+    touch, delete, add, replace, cas, md, ma and ms (append mode; the
+    meta commands with base64 keys half the time) on lost keys and on
+    keys never stored, another sends a hit every 30 ms.  The
     hits are answered far below one rebuild's cost, every reply and every
     value read back after is what memcached would have with the rebuilt
     value, and each lost key is fetched once."""
@@ -546,7 +552,7 @@ def test_rebuild_commands():
         kept = set(urllib.parse.unquote_to_bytes(ln.split(b" ")[0][4:])
                    for ln in md.split(b"\n") if ln.startswith(b"key="))
         lost = [b"key:%d" % i for i in range(n) if b"key:%d" % i not in kept]
-        check(len(lost) == int(st["lost_items"]) and len(lost) >= 180,
+        check(len(lost) == int(st["lost_items"]) and len(lost) >= 240,
               name + ": %d keys lost (lost_items %s)" % (len(lost), st["lost_items"]))
         # up to 3 tries, each on 60 other lost keys: a host that stalls the
         # daemon for a second in one try (seen at load average 7 with
@@ -560,6 +566,20 @@ def test_rebuild_commands():
             if meds[-1] < 0.1:
                 break
         check(min(meds) < 0.1, name + ": median hit %s ms, none below 100 ms"
+              % ", ".join("%.1f" % (m * 1e3) for m in meds))
+        # md, ma and ms with base64 keys alone (up to 2 tries of 30 other
+        # lost keys): rebuilt inline, each holds the hits for a fetch
+        used, meds = len(meds) * 60, []
+        for attempt in range(2):
+            keys = lost[used + attempt * 30:used + (attempt + 1) * 30]
+            check(len(keys) == 30, name + ": 30 more lost keys for base64 commands")
+            ops = rebuild_stream(port, rnd, keys, [b"b64none%d:%d" % (attempt, i) for i in range(10)],
+                                 size, seed, name + " (base64 keys)", b64=True)
+            meds.append(ops.pop())
+            all_ops.extend(ops)
+            if meds[-1] < 0.1:
+                break
+        check(min(meds) < 0.1, name + ": base64 keys: median hit %s ms, none below 100 ms"
               % ", ".join("%.1f" % (m * 1e3) for m in meds))
         # read every key back: its value after the command, or the origin's
         c = Conn(port)

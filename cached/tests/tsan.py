@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The daemon under ThreadSanitizer (build-tsan/cached, `make tsan`): four
 workers and the main thread, with many client connections mixing gets,
-sets, deletes, touches, incr, multi-gets and meta commands, one connection
+gats, sets, deletes, touches, incr, multi-gets and meta commands, one connection
 scraping stats, stats items, stats slabs, stats cachedump and metadump in a
 loop, and the main thread's own work at random moments: the clock tick
 (idle segments marked and taken back in madvfree mode), cache_memlimit
@@ -39,8 +39,12 @@ def client(port, seed, stop, counts):
             for _ in range(rnd.randrange(1, 20)):
                 k = b"k%d" % rnd.randrange(3000)
                 c = rnd.random()
-                if c < 0.35:
+                if c < 0.28:
                     batch.append(b"get " + k + b"\r\n")
+                elif c < 0.35:
+                    # gat, gats: under the shared lock, as gets are
+                    batch.append(b"%s %d %s\r\n" % (rnd.choice([b"gat", b"gats"]),
+                                                     rnd.choice([0, 3, 100]), k))
                 elif c < 0.6:
                     n = rnd.choice([10, 300, 4000, 60000])
                     batch.append(b"set %s 0 %d %d noreply\r\n%s\r\n" % (k, rnd.choice([0, 0, 2]), n, os.urandom(n)))
