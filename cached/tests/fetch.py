@@ -124,6 +124,27 @@ class Conn:
         self.s.close()
 
 
+def background_stream(port, payload, nreplies, read):
+    """A thread that pipelines payload on a connection of its own and reads
+    nreplies replies with read(conn); returns (thread, replies, done), done
+    getting the time the last reply came.  Returns once the stream is
+    under way."""
+    replies, done = [], []
+
+    def stream():
+        c = Conn(port)
+        c.send(payload)
+        for _ in range(nreplies):
+            replies.append(read(c))
+        done.append(time.time())
+        c.close()
+
+    t = threading.Thread(target=stream)
+    t.start()
+    time.sleep(0.05)
+    return t, replies, done
+
+
 def test_hit_latency():
     proc, port = util.start_cached("-t", "1", "--origin", "gen:cost=20000")
     try:
@@ -132,20 +153,9 @@ def test_hit_latency():
         check(hot.line() == b"STORED\r\n", "hit-latency: set hot")
         nmiss = 40
         keys = [b"miss:%d" % i for i in range(nmiss)]
-        replies = []
-        done = []
-
-        def stream():
-            c = Conn(port)
-            c.send(b"".join(b"get " + k + b"\r\n" for k in keys))
-            for _ in keys:
-                replies.append(c.get_reply())
-            done.append(time.time())
-            c.close()
-
-        t = threading.Thread(target=stream)
-        t.start()
-        time.sleep(0.05)        # the stream is under way
+        t, replies, done = background_stream(
+            port, b"".join(b"get " + k + b"\r\n" for k in keys), len(keys),
+            Conn.get_reply)
         # open loop: a hit every 30 ms, its latency from the intended send
         # time, so a hit queued behind another's wait counts in full
         nhit, gap = 9, 0.03
@@ -483,19 +493,8 @@ def rebuild_stream(port, rnd, lost, missing, size, seed, name, b64=False):
     hot = Conn(port)
     hot.send(b"set hot 0 0 5\r\nwarm!\r\n")
     check(hot.line() == b"STORED\r\n", name + ": set hot")
-    replies, done = [], []
-
-    def stream():
-        c = Conn(port)
-        c.send(b"".join(cmd for _, cmd, _, _ in ops))
-        for _ in ops:
-            replies.append(c.line())
-        done.append(time.time())
-        c.close()
-
-    t = threading.Thread(target=stream)
-    t.start()
-    time.sleep(0.05)
+    t, replies, done = background_stream(
+        port, b"".join(cmd for _, cmd, _, _ in ops), len(ops), Conn.line)
     nhit, gap = 15, 0.03
     start = time.time() + 0.01
     lat = []

@@ -285,13 +285,21 @@ def other_worker():
         # two connections accepted one after the other: the workers take
         # them in turn, so the scraper's and the getter's are on different
         # workers (-t 2)
-        sc = socket.create_connection(("127.0.0.1", port))
-        gc = socket.create_connection(("127.0.0.1", port))
-        p99_pairs(port, sc, gc, SCRAPES, "scrape-p99")
-        sc.close()
-        gc.close()
+        scrape_pairs(port, SCRAPES, "scrape-p99")
     finally:
         check(util.stop(proc) == 0, "daemon exits cleanly")
+
+
+def scrape_pairs(port, cmds, name):
+    """p99_pairs on a scraper's connection and a getter's, opened in that
+    order."""
+    sc = socket.create_connection(("127.0.0.1", port))
+    gc = socket.create_connection(("127.0.0.1", port))
+    try:
+        p99_pairs(port, sc, gc, cmds, name)
+    finally:
+        sc.close()
+        gc.close()
 
 
 def pipeline(port):
@@ -320,11 +328,7 @@ def same_worker():
     try:
         fill(port)
         pipeline(port)
-        sc = socket.create_connection(("127.0.0.1", port))
-        gc = socket.create_connection(("127.0.0.1", port))
-        p99_pairs(port, sc, gc, SAME_CMDS, "scrape-same")
-        sc.close()
-        gc.close()
+        scrape_pairs(port, SAME_CMDS, "scrape-same")
     finally:
         check(util.stop(proc) == 0, "daemon exits cleanly")
 
