@@ -525,6 +525,24 @@ def rebuild_stream(port, rnd, lost, missing, size, seed, name, b64=False):
     return ops + [med]
 
 
+def rebuild_tries(port, rnd, lost, first, per_try, tries, none_tag, nnone, size, seed, name,
+                  all_ops, b64=False):
+    """Up to `tries` runs of rebuild_stream, each on per_try other keys of
+    lost[first:] and nnone keys never cached, until one's median hit is
+    under 100 ms; the commands go to all_ops, the medians are returned."""
+    meds = []
+    for attempt in range(tries):
+        keys = lost[first + attempt * per_try:first + (attempt + 1) * per_try]
+        check(len(keys) == per_try, name + ": %d more lost keys" % per_try)
+        ops = rebuild_stream(port, rnd, keys, [b"%s%d:%d" % (none_tag, attempt, i) for i in range(nnone)],
+                             size, seed, name, b64=b64)
+        meds.append(ops.pop())
+        all_ops.extend(ops)
+        if meds[-1] < 0.1:
+            break
+    return meds
+
+
 def test_rebuild_commands():
     """Commands other than gets on lost keys: -t 1 and gen at 20 ms a
     fetch; one connection streams random append, prepend, incr, decr,
@@ -556,28 +574,13 @@ def test_rebuild_commands():
         # up to 3 tries, each on 60 other lost keys: a host that stalls the
         # daemon for a second in one try (seen at load average 7 with
         # ASan) does not decide; inline rebuilds put every try near 1 s
-        meds = []
-        for attempt in range(3):
-            ops = rebuild_stream(port, rnd, lost[attempt * 60:(attempt + 1) * 60],
-                                 [b"none%d:%d" % (attempt, i) for i in range(20)], size, seed, name)
-            meds.append(ops.pop())
-            all_ops.extend(ops)
-            if meds[-1] < 0.1:
-                break
+        meds = rebuild_tries(port, rnd, lost, 0, 60, 3, b"none", 20, size, seed, name, all_ops)
         check(min(meds) < 0.1, name + ": median hit %s ms, none below 100 ms"
               % ", ".join("%.1f" % (m * 1e3) for m in meds))
         # md, ma and ms with base64 keys alone (up to 2 tries of 30 other
         # lost keys): rebuilt inline, each holds the hits for a fetch
-        used, meds = len(meds) * 60, []
-        for attempt in range(2):
-            keys = lost[used + attempt * 30:used + (attempt + 1) * 30]
-            check(len(keys) == 30, name + ": 30 more lost keys for base64 commands")
-            ops = rebuild_stream(port, rnd, keys, [b"b64none%d:%d" % (attempt, i) for i in range(10)],
-                                 size, seed, name + " (base64 keys)", b64=True)
-            meds.append(ops.pop())
-            all_ops.extend(ops)
-            if meds[-1] < 0.1:
-                break
+        meds = rebuild_tries(port, rnd, lost, len(meds) * 60, 30, 2, b"b64none", 10, size, seed,
+                             name + " (base64 keys)", all_ops, b64=True)
         check(min(meds) < 0.1, name + ": base64 keys: median hit %s ms, none below 100 ms"
               % ", ".join("%.1f" % (m * 1e3) for m in meds))
         # read every key back: its value after the command, or the origin's
