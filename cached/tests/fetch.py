@@ -357,6 +357,14 @@ def test_dir():
         os.rmdir(d)
 
 
+def stop_and_clean(proc, tmp, name):
+    """Stop the daemon (it must exit cleanly) and remove its folder."""
+    check(util.stop(proc) == 0, name + ": daemon exits cleanly")
+    for f in os.listdir(tmp):
+        os.unlink(os.path.join(tmp, f))
+    os.rmdir(tmp)
+
+
 def start_psi_cached(tmp, origin, *extra):
     """cached in psi mode with a 32 MB budget whose band is 100-200 MB of
     MemAvailable, read from a fake meminfo in tmp that says 900 MB:
@@ -436,10 +444,7 @@ def test_purge_rebuild(fetch_threads):
               name + ": P only once: %r" % [r for r in again if r != b"HD s%d\r\n" % size][:3])
         c.close()
     finally:
-        check(util.stop(proc) == 0, name + ": daemon exits cleanly")
-        for f in os.listdir(tmp):
-            os.unlink(os.path.join(tmp, f))
-        os.rmdir(tmp)
+        stop_and_clean(proc, tmp, name)
 
 
 def rebuild_ops(rnd, k, lost, size, seed, b64=False):
@@ -595,10 +600,7 @@ def test_rebuild_commands():
         check(not wrong, name + ": values read back as the model's: %r" % wrong[:3])
         c.close()
     finally:
-        check(util.stop(proc) == 0, name + ": daemon exits cleanly")
-        for f in os.listdir(tmp):
-            os.unlink(os.path.join(tmp, f))
-        os.rmdir(tmp)
+        stop_and_clean(proc, tmp, name)
 
 
 def test_inline_diff(seed, sessions=40):
