@@ -3,7 +3,7 @@
 # The work is done by scripts/; this file only names it.
 
 .PHONY: all deps kernel-tree kernel kernel-debug kernel-export kernel-steps image \
-	check demo experiment run fleet bench clean help
+	check demo experiment publish run fleet bench clean help
 
 SHELL := /bin/bash
 S := scripts
@@ -11,6 +11,7 @@ S := scripts
 help:
 	@echo "make demo         the pressure experiment, default scenario, 3 runs: build/report/"
 	@echo "make experiment   every scenario, 5 runs (resumes; SCENARIO=name for one)"
+	@echo "make publish      build/report into docs/reports/experiment, with its sources"
 	@echo "make check        every test: host suites, then guest suites in QEMU"
 	@echo "make deps         install the Debian packages the project needs"
 	@echo "make kernel       build/bzImage: Linux + kernel/patches/ (tinyconfig-based)"
@@ -47,7 +48,7 @@ image: kernel-tree
 	@$(S)/image-build.sh
 
 check: deps
-	@$(S)/report-sources.sh --check docs/reports/default/sources.env
+	@$(S)/report-sources.sh --check docs/reports/experiment/sources.env
 	@$(S)/check.sh
 
 demo: kernel image
@@ -55,6 +56,9 @@ demo: kernel image
 
 experiment: kernel image
 	@$(S)/experiment.sh $(SCENARIO)
+
+publish: deps
+	@$(S)/publish-report.sh
 
 run: kernel image
 	@$(S)/run.sh

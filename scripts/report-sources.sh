@@ -9,7 +9,8 @@
 #   --check FILE   FILE holds such lines (a report's sources.env, or the
 #                  host.env of a run): print one line, "report sources: up
 #                  to date" or "WARNING: ... is stale: GROUP, GROUP changed
-#                  since COMMIT"; exit 0 either way (a warning, not a failure)
+#                  since COMMIT (by the latest three commits that changed
+#                  them)"; exit 0 either way (a warning, not a failure)
 #
 # The groups are what an experiment's figures depend on: the kernel series
 # (kernel/), the daemon (cached/), the load generator (loadgen/), the
@@ -21,7 +22,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 GROUPS_LIST="kernel cached loadgen scenarios harness"
 paths_of() {
@@ -59,7 +60,7 @@ print_env() {
 }
 
 check() {
-	local file=$1 g want have changed="" commit
+	local file=$1 g want have changed="" paths="" commit log
 	[ -f "$file" ] || { echo "WARNING: no record of the sources of the report ($file)"; return; }
 	commit=$(sed -n 's/^src_commit=//p' "$file")
 	if [ -z "$commit" ]; then
@@ -73,10 +74,16 @@ check() {
 	for g in $GROUPS_LIST; do
 		want=$(sed -n "s/^src_$g=//p" "$file")
 		have=$(group_hash "$g")
-		[ "$want" = "$have" ] || changed+="${changed:+, }$g"
+		[ "$want" = "$have" ] && continue
+		changed+="${changed:+, }$g"
+		paths+=" $(paths_of "$g")"
 	done
 	if [ -n "$changed" ]; then
-		echo "WARNING: the published report ${file%/*} is stale: $changed changed since commit $commit (regenerate it with 'make experiment')"
+		# the commits that changed them, so that a reader can judge
+		# shellcheck disable=SC2086 # paths without spaces
+		log=$(git -C "$ROOT" log --max-count=3 --format='%h %s' "$commit..HEAD" -- $paths 2>/dev/null |
+			paste -sd ';' | sed 's/;/; /g') || log=""
+		echo "WARNING: the published report ${file%/*} is stale: $changed changed since commit $commit${log:+ (by $log)} (regenerate it with 'make experiment')"
 	else
 		echo "report sources: ${file%/*} is up to date with the clone (generated at $commit)"
 	fi

@@ -649,7 +649,20 @@ class Report:
         self.default = next((s for s in scenarios if s.name == "default"), None) or \
             next((s for s in self.main if s.good), None) or (self.main or scenarios)[0]
         self.host = self.default.host
-        self.stale = sources_check(self.host)
+        # The runs' sources: one commit, or one per group of scenarios run
+        # at different commits (a scenario run again after a fix); each
+        # group is checked against the clone on its own.
+        groups = {}
+        for s in scenarios:
+            if s.host.get("src_commit") and (s.good or s.skipped):
+                key = tuple(sorted((k, v) for k, v in s.host.items() if k.startswith("src_")))
+                groups.setdefault(key, (s.host, []))[1].append(s.name)
+        self.source_groups = list(groups.values())
+        if len(self.source_groups) > 1:
+            self.stale = " ".join("The runs of %s (commit %s): %s" % (", ".join(names), host["src_commit"], w)
+                                  for host, names in self.source_groups for w in [sources_check(host)] if w)
+        else:
+            self.stale = sources_check(self.host)
 
     def write_data(self):
         with open(os.path.join(self.out, "samples.csv"), "w", newline="") as f:
@@ -677,6 +690,9 @@ class Report:
         summary = {"commit": self.host.get("commit"), "date": self.host.get("date"),
                    "sources": {k[4:]: v for k, v in self.host.items() if k.startswith("src_")},
                    "stale": self.stale or None,
+                   # the commit of each scenario's runs (several when some ran again later)
+                   "runs_commits": {name: g.get("commit") for g, names in self.source_groups
+                                    for name in names},
                    "scenarios": {sc.name: sc.summary_json() for sc in self.all},
                    "modes": self.default.summary_json()["modes"]}
         with open(os.path.join(self.out, "summary.json"), "w") as f:
@@ -880,8 +896,14 @@ class Report:
         busy = [r.metrics.get("host_cpu_busy_pct") for s in self.all for r in s.good if r.metrics.get("host_cpu_busy_pct") is not None]
         return [
             ("source commit", "%s%s, %s" % (h.get("commit", "?"), " (with %s uncommitted change(s))" % h["dirty"]
-                                           if h.get("dirty") not in (None, "", "0") else "", h.get("date", "?"))),
-            ("source hashes", ", ".join("%s %s" % (k[4:], v) for k, v in h.items() if k.startswith("src_") and k != "src_commit")),
+                                           if h.get("dirty") not in (None, "", "0") else "", h.get("date", "?"))
+             if len(self.source_groups) < 2 else
+             "; ".join("%s for %s (%s)" % (g.get("commit", "?"), ", ".join(names), g.get("date", "?"))
+                       for g, names in self.source_groups)),
+            ("source hashes", "; ".join(
+                ("%s: " % g.get("commit", "?") if len(self.source_groups) > 1 else "") +
+                ", ".join("%s %s" % (k[4:], v) for k, v in g.items() if k.startswith("src_") and k != "src_commit")
+                for g in ([x[0] for x in self.source_groups] or [h]))),
             ("guest kernel", "%s (%s)" % (info.get("kernel", "?"), info.get("kernel_build", "?"))),
             ("kernel image / config", "sha256 %s / config sha256 %s" % (h.get("kernel_sha256", "?"), h.get("kernel_config_sha256", "?"))),
             ("patch series", "hash %s, %s patches" % (h.get("series_hash", "?"), h.get("series_patches", "?"))),
@@ -893,8 +915,12 @@ class Report:
             ("host load during the runs", "1-min load %s to %s, CPU busy %s%% to %s%% (per guest: counters table)" % (
                 fmt(min(loads)) if loads else "?", fmt(max(loads)) if loads else "?",
                 fmt(min(busy)) if busy else "?", fmt(max(busy)) if busy else "?")),
-            ("daemon / loadgen / stress-ng", "%s / %s / %s" % (info.get("cached_version", "?"), info.get("loadgen_version", "?"),
-                                                             info.get("stress_ng_version", "?"))),
+            ("daemon / loadgen / stress-ng", "%s / %s / %s" % (
+                info.get("cached_version", "?"),
+                # loadgen has no version of its own: its source hash is above
+                "loadgen of the source commit" if info.get("loadgen_version", "?").startswith("Usage")
+                else info.get("loadgen_version", "?"),
+                info.get("stress_ng_version", "?"))),
         ]
 
     def write_text(self, figs):
@@ -924,7 +950,12 @@ class Report:
         if self.stale:
             md += ["> **%s**" % self.stale, ""]
             h += ["<p class='stale'><b>%s</b></p>" % html.escape(self.stale)]
-        md += ["Generated from commit `%s` on %s." % (self.host.get("commit", "?"), self.host.get("date", "?")), ""]
+        if len(self.source_groups) > 1:
+            md += ["Generated from runs at commits %s." % "; ".join(
+                "`%s` (%s, %s)" % (g.get("commit", "?"), ", ".join(names), g.get("date", "?"))
+                for g, names in self.source_groups), ""]
+        else:
+            md += ["Generated from commit `%s` on %s." % (self.host.get("commit", "?"), self.host.get("date", "?")), ""]
         md += ["## Verdict", ""] + [l + "\n" for l in verdict]
         h += ["<div class='verdict'><h2>Verdict</h2>"] + ["<p>%s</p>" % md_inline(l) for l in verdict] + ["</div>"]
         for sc in self.main:

@@ -239,7 +239,11 @@ try:
     os.makedirs(skip)
     open(os.path.join(skip, "scenario.conf"), "w").write("NAME=container\nMODES=\"pinned volatile\"\n")
     open(os.path.join(skip, "skipped"), "w").write("the guest kernel has no cgroup v2 memory controller (CONFIG_MEMCG)\n")
-    shutil.copy(os.path.join(fake, "host.env"), os.path.join(skip, "host.env"))
+    # the container scenario run again later, at another commit
+    with open(os.path.join(fake, "host.env")) as f, open(os.path.join(skip, "host.env"), "w") as g:
+        for line in f:
+            g.write("src_commit=feedbee\n" if line.startswith("src_commit=") else
+                    "commit=feedbee\n" if line.startswith("commit=") else line)
     rep = os.path.join(tmp, "report")
     res = subprocess.run([sys.executable, os.path.join(root, "scripts", "report.py"), "--runs-dir", fake,
                           "--runs-dir", skip, "--out", rep], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -249,6 +253,10 @@ try:
     head = md[:md.find("## Verdict")]
     check("a stale report says so in its header, naming what changed", "stale" in head and "cached" in head, head[:300])
     check("summary.json records the staleness", "cached" in (js.get("stale") or ""), str(js.get("stale")))
+    env_row = next((l for l in md.splitlines() if l.startswith("| source commit")), "")
+    check("runs of two commits: the header and the environment name each commit with its scenarios",
+          "The runs of" in head and "feedbee" in env_row and "(container" not in env_row.split("feedbee")[0]
+          and "for container" in env_row, env_row + " / " + head[:300])
     sk = js.get("scenarios", {}).get("container", {})
     check("a skipped scenario is reported skipped, never passed", "memory controller" in (sk.get("skipped") or "")
           and not sk.get("modes") and "skipped, not passed" in md.lower(), str(sk)[:300])
