@@ -51,7 +51,7 @@ fi
 rm -rf "$to"
 mkdir -p "$to/plot-data"
 for f in report.md summary.json summary.txt details.json samples.csv load.csv; do
-	[ -f "$from/$f" ] && cp "$from/$f" "$to/"
+	if [ -f "$from/$f" ]; then cp "$from/$f" "$to/"; fi
 done
 cp "$from"/*.png "$from"/*.svg "$to/"
 cp "$from"/plot-data/* "$to/plot-data/" 2>/dev/null || true
