@@ -58,7 +58,7 @@ print_env() {
 	for g in $GROUPS_LIST; do echo "src_$g=$(group_hash "$g" "$at")"; done
 }
 
-check() {
+check_stale() {
 	local file=$1 g want have changed="" commit
 	[ -f "$file" ] || { echo "WARNING: no record of the sources of the report ($file)"; return; }
 	commit=$(sed -n 's/^src_commit=//p' "$file")
@@ -95,6 +95,6 @@ while [ $# -gt 0 ]; do
 done
 case $mode in
 env) print_env "$at" ;;
-check) check "$file" ;;
+check) check_stale "$file" ;;
 *) usage ;;
 esac
