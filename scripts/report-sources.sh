@@ -14,7 +14,9 @@
 # The groups are what an experiment's figures depend on: the kernel series
 # (kernel/), the daemon (cached/), the load generator (loadgen/), the
 # scenarios and modes (scripts/scenarios/), and the harness that runs them
-# (the guest job, its sampler and scripts/demo.sh).  A group's hash is the
+# (the guest job, its sampler and scripts/demo.sh).  The daemon's and the
+# load generator's tests (cached/tests/, loadgen/tests/) are left out: no
+# experiment runs them, so a new test does not make a report stale.  A group's hash is the
 # sha256 of its files' git blob ids and paths, so the clone's files and a
 # commit's hash alike when their contents are equal.  Without git every hash is
 # "unknown" and nothing is called stale.
@@ -33,6 +35,8 @@ paths_of() {
 	harness) echo image/guest/experiment.sh image/guest/sampler.sh scripts/demo.sh ;;
 	esac
 }
+# Lines "BLOB PATH" of files in no group's figures: the tests.
+NOT_FIGURES=' (cached|loadgen)/tests/'
 
 # group_hash GROUP [COMMIT]: the group's hash in the clone or at COMMIT.
 group_hash() {
@@ -44,7 +48,7 @@ group_hash() {
 		git -C "$ROOT" ls-files -- $(paths_of "$g") | while IFS= read -r f; do
 			[ -f "$ROOT/$f" ] && echo "$(git -C "$ROOT" hash-object -- "$f") $f"
 		done
-	fi | sha256sum | cut -c1-16
+	fi | { grep -Ev "$NOT_FIGURES" || true; } | sha256sum | cut -c1-16
 }
 
 print_env() {
