@@ -8,7 +8,9 @@
 # "N passed, N failed" line (or KUnit's totals) is read from it.  A suite
 # that ends without such a line, exits non-zero, hangs, or makes the kernel
 # print a warning counts as failed.  The last line is the sum:
-# "N passed, N failed"; the exit status is non-zero on any failure.
+# "N passed, N failed"; the exit status is non-zero on any failure.  A
+# failed suite's line is followed by its failed tests (TAP "not ok" lines,
+# which every test script prints through image/guest/tap.sh) and its end.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +34,9 @@ count() {
 		say "$name: $pass passed, $fail failed"
 	else
 		say "$name: $pass passed, $fail failed  FAILED (log: ${CHECK#"$ROOT"/}/$name.log)"
+		# which tests failed (tap.sh's lines, and KUnit's), then the end
+		grep -aE '^ *not ok [0-9]+' "$CHECK/$name.log" | head -n 20 | sed "s/^ */  | $name: /" || true
+		echo "  | $name: ..."
 		tail -n 12 "$CHECK/$name.log" | sed "s/^/  | $name: /"
 	fi
 }

@@ -90,30 +90,7 @@ host_tsc_khz() {
 	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN {printf "%d", m * 1000}'
 }
 
-# The pass/fail helpers of every test script run on the host.
-# result NAME STATUS [WHY]: one assertion whose exit status is known: print
-# "PASS NAME" or "FAIL NAME  # WHY", and count it.  check NAME CMD...: run
-# CMD as one assertion.  check_totals prints the "N passed, N failed" line
-# that scripts/check.sh reads, and fails if anything did.
-pass=0 fail=0
-result() {
-	if [ "$2" = 0 ]; then
-		echo "PASS $1"
-		pass=$((pass + 1))
-	else
-		echo "FAIL $1${3:+  # $3}"
-		fail=$((fail + 1))
-	fi
-}
-
-check() {
-	local name=$1 rc=0
-	shift
-	"$@" || rc=$?
-	result "$name" "$rc"
-}
-
-check_totals() {
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-}
+# The pass/fail helpers (ok, not_ok, skip, result, check, check_totals):
+# the one file that the guest jobs use too.
+# shellcheck source=../image/guest/tap.sh
+. "$ROOT/image/guest/tap.sh"

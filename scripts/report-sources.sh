@@ -15,10 +15,12 @@
 # The groups are what an experiment's figures depend on: the kernel series
 # (kernel/), the daemon (cached/), the load generator (loadgen/), the
 # scenarios and modes (scripts/scenarios/), and the harness that runs them
-# (the guest job, its sampler and scripts/demo.sh).  A group's hash is the
-# sha256 of its files' git blob ids and paths, so the clone's files and a
-# commit's hash alike when their contents are equal.  Without git every hash is
-# "unknown" and nothing is called stale.
+# (the guest job, its sampler and scripts/demo.sh).  The daemon's and the
+# load generator's tests (cached/tests/, loadgen/tests/) are left out: no
+# experiment runs them, so a new test does not make a report stale.  A
+# group's hash is the sha256 of its files' git blob ids and paths, so the
+# clone's files and a commit's hash alike when their contents are equal.
+# Without git every hash is "unknown" and nothing is called stale.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -34,6 +36,8 @@ paths_of() {
 	harness) echo image/guest/experiment.sh image/guest/sampler.sh scripts/demo.sh ;;
 	esac
 }
+# Lines "BLOB PATH" of files in no group's figures: the tests.
+NOT_FIGURES=' (cached|loadgen)/tests/'
 
 # group_hash GROUP [COMMIT]: the group's hash in the clone or at COMMIT.
 group_hash() {
@@ -45,7 +49,7 @@ group_hash() {
 		git -C "$ROOT" ls-files -- $(paths_of "$g") | while IFS= read -r f; do
 			[ -f "$ROOT/$f" ] && echo "$(git -C "$ROOT" hash-object -- "$f") $f"
 		done
-	fi | sha256sum | cut -c1-16
+	fi | { grep -Ev "$NOT_FIGURES" || true; } | sha256sum | cut -c1-16
 }
 
 print_env() {
@@ -59,7 +63,7 @@ print_env() {
 	for g in $GROUPS_LIST; do echo "src_$g=$(group_hash "$g" "$at")"; done
 }
 
-check() {
+check_stale() {
 	local file=$1 g want have changed="" paths="" commit log
 	[ -f "$file" ] || { echo "WARNING: no record of the sources of the report ($file)"; return; }
 	commit=$(sed -n 's/^src_commit=//p' "$file")
@@ -81,7 +85,8 @@ check() {
 	if [ -n "$changed" ]; then
 		# the commits that changed them, so that a reader can judge
 		# shellcheck disable=SC2086 # paths without spaces
-		log=$(git -C "$ROOT" log --max-count=3 --format='%h %s' "$commit..HEAD" -- $paths 2>/dev/null |
+		log=$(git -C "$ROOT" log --max-count=3 --format='%h %s' "$commit..HEAD" -- $paths \
+			':!cached/tests' ':!loadgen/tests' 2>/dev/null |
 			paste -sd ';' | sed 's/;/; /g') || log=""
 		echo "WARNING: the published report ${file%/*} is stale: $changed changed since commit $commit${log:+ (by $log)} (regenerate it with 'make experiment')"
 	else
@@ -102,6 +107,6 @@ while [ $# -gt 0 ]; do
 done
 case $mode in
 env) print_env "$at" ;;
-check) check "$file" ;;
+check) check_stale "$file" ;;
 *) usage ;;
 esac

@@ -16,7 +16,8 @@
 #   --out DIR   report folder (default build/check/demo-report)
 #   --no-run    check an existing report without running the experiment
 #
-# Prints PASS name / FAIL name per check and ends with "N passed, N failed";
+# Prints one TAP line per check, as image/guest/tap.sh does, and ends with
+# "N passed, N failed, 0 skipped";
 # the exit status is non-zero when a check failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -58,13 +59,15 @@ passed = failed = 0
 
 
 def check(name, ok, why=""):
+    """One TAP line, as image/guest/tap.sh prints them."""
     global passed, failed
+    n = passed + failed + 1
     if ok:
         passed += 1
-        print("PASS %s" % name)
+        print("ok %d - %s" % (n, name))
     else:
         failed += 1
-        print("FAIL %s%s" % (name, ": " + why if why else ""))
+        print("not ok %d - %s%s" % (n, name, "  # " + " ".join(str(why).split()) if why else ""))
 
 
 def close(a, b, tol):
@@ -298,6 +301,6 @@ try:
 except (subprocess.CalledProcessError, ValueError, IndexError) as e:
     check("the matrix's plan", False, str(e))
 
-print("%d passed, %d failed" % (passed, failed))
+print("%d passed, %d failed, 0 skipped" % (passed, failed))
 sys.exit(1 if failed else 0)
 EOF

@@ -5,9 +5,9 @@
 # usage: scripts/test-fleet.sh
 #
 # Builds cached and loadgen (make -C), starts everything on free random
-# loopback ports with its files in a temporary folder, prints "PASS name" or
-# "FAIL name" per assertion and ends with "N passed, N failed"; exit status 1
-# on any failure.  Every process started here is stopped on exit.  About 40 s.
+# loopback ports with its files in a temporary folder, prints one TAP line
+# per assertion (image/guest/tap.sh) and ends with "N passed, N failed,
+# N skipped"; exit status 1 on any failure.  Every process started here is stopped on exit.  About 40 s.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
@@ -20,12 +20,16 @@ RETRY_MS=1500   # server_retry_timeout: an ejected node is tried again after it
 
 if ! make -C "$ROOT/cached" cached tests/mcclient >/dev/null ||
 	! make -C "$ROOT/loadgen" loadgen >/dev/null; then
-	echo "FAIL build"
-	echo "0 passed, 1 failed"
+	result build 1 "make -C cached or loadgen failed"
+	check_totals
 	exit 1
 fi
 for tool in nutcracker python3; do
-	command -v "$tool" >/dev/null || { echo "FAIL $tool is missing (make deps)"; echo "0 passed, 1 failed"; exit 1; }
+	command -v "$tool" >/dev/null || {
+		result "$tool" 1 "$tool is missing (make deps)"
+		check_totals
+		exit 1
+	}
 done
 
 TMP=$(mktemp -d /tmp/fleet-test.XXXXXX)
@@ -68,7 +72,10 @@ start_node() {	# start_node INDEX (0-based)
 }
 
 for i in 0 1 2; do
-	start_node "$i" || { echo "FAIL node$((i + 1)) did not start"; cat "$TMP/node$((i + 1)).log"; }
+	rc=0
+	start_node "$i" || rc=$?
+	result "node$((i + 1))-starts" "$rc"
+	[ "$rc" = 0 ] || cat "$TMP/node$((i + 1)).log"
 done
 fleet_conf "$TMP/fleet.yml" "127.0.0.1:$PROXY" 1000 "$RETRY_MS" 1 \
 	"127.0.0.1:${NODE[0]}:node1" "127.0.0.1:${NODE[1]}:node2" "127.0.0.1:${NODE[2]}:node3"

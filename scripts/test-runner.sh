@@ -4,7 +4,9 @@
 # reported, a kernel warning fails a run whose job passed, user-space
 # text that looks like a warning does not, the guest has two NUMA nodes
 # (one with --nodes 1), --icount makes the guest's clock count
-# instructions, and --profile counts them by kernel function.
+# instructions, and --profile counts them by kernel function.  And
+# image/guest/tap.sh, the pass/fail helper of every test script, behaves
+# the same under bash, dash and busybox sh.
 #
 # usage: scripts/test-runner.sh
 set -euo pipefail
@@ -113,5 +115,22 @@ check "profile.py: a malformed column is a clear error" bad_column
 runner nokernel --kernel "$T/no-such-kernel" -- true
 check "a missing kernel is a clear error" grep -q 'no kernel at' "$T/nokernel.out"
 check "a missing kernel fails" test "$(cat "$T/nokernel.rc")" != 0
+
+# tap.sh, the pass/fail helper of every test script, host and guest: the
+# same numbered TAP lines, counts and exit status under each shell that
+# runs tests (bash on the host, dash for loadgen's and cached's, busybox
+# ash in the guest), and check goes on under set -e when its command fails.
+printf '%s\n' "ok 1 - a b" "not ok 2 - c" "ok 3 - d # SKIP no swap" "ok 4 - e" \
+	"not ok 5 - f  # why" "not ok 6 - g" "ok 7 - h" "3 passed, 3 failed, 1 skipped" "status 1" >"$T/tap.want"
+tap_same() {
+	# shellcheck disable=SC2016 # expanded by the shell under test
+	$1 -c 'set -e; . "$0"; ok a b; not_ok c; skip d "no swap"; result e 0; result f 1 why
+		check g false; check h true; st=0; check_totals || st=$?; echo "status $st"' \
+		"$ROOT/image/guest/tap.sh" >"$T/tap.out" 2>&1
+	diff "$T/tap.want" "$T/tap.out"
+}
+for sh in bash dash "busybox sh"; do
+	check "tap.sh: the same lines and status under $sh" tap_same "$sh"
+done
 
 check_totals

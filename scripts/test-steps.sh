@@ -82,12 +82,17 @@ for k in $(seq 1 "$n"); do
 	c=${commits[$((k - 1))]}
 	say "step $k/$n: $(git -C "$TREE" log -1 --format=%s "$c")"
 	git -C "$STEPS" -c advice.detachedHead=false checkout -q --force "$c"
-	if check "step$k-build" build_step "$k"; then
+	rc=0
+	build_step "$k" || rc=$?
+	result "step$k-build" "$rc"
+	if [ "$rc" = 0 ]; then
 		check "step$k-no-compiler-warning" no_warnings "$k"
 		check "step$k-boot" boots "$k"
 		check "step$k-kunit" kunit_passes "$k"
 	else
-		fail=$((fail + 3))
+		for t in no-compiler-warning boot kunit; do
+			result "step$k-$t" 1 "step $k did not build"
+		done
 	fi
 done
 check_totals

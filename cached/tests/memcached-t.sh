@@ -15,6 +15,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../image/guest/tap.sh
+. "$here/../../image/guest/tap.sh"
 cached_bin=${CACHED_BIN:-$here/../cached}
 cached_bin=$(cd "$(dirname "$cached_bin")" && pwd)/$(basename "$cached_bin")
 version=1.6.18
@@ -96,8 +98,6 @@ elif $list; then
 else
 	files=$PASSING
 fi
-pass=0
-fail=0
 # stop a server that a killed test left behind
 reap() {
 	[ -f "$work/pids" ] || return 0
@@ -112,21 +112,20 @@ reap() {
 for f in $files; do
 	log=$work/log
 	if (cd "$work" && timeout "${T_TIMEOUT:-120}" perl "t/$f") >"$log" 2>&1; then
-		if grep -q '^1\.\.0 # SKIP' "$log"; then
-			# a file that skips itself is not a pass
-			echo "SKIP $f: $(grep -m1 '^1\.\.0 # SKIP' "$log")"
-			$list || fail=$((fail + 1))
+		why=$(grep -m1 '^1\.\.0 # SKIP' "$log" || true)
+		if [ -z "$why" ]; then
+			ok "$f"
+		elif $list; then
+			skip "$f" "${why#1..0 # SKIP}"
 		else
-			echo "PASS $f"
-			pass=$((pass + 1))
+			# a file that skips itself is not a pass
+			not_ok "$f  # it skipped itself:${why#1..0 # SKIP}"
 		fi
 	else
-		echo "FAIL $f"
+		not_ok "$f"
 		# (a file that dies before its first check prints none of these)
 		$list || { grep -E '^not ok|^#' "$log" || true; } | head -20 | sed 's/^/    /'
-		fail=$((fail + 1))
 	fi
 	reap
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_totals

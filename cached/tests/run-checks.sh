@@ -1,22 +1,21 @@
 #!/bin/sh
-# Run every host test; one "PASS name" / "FAIL name" line each, then
-# "N passed, N failed".  Exit status 1 when anything failed.
+# Run every host test; one TAP line each (image/guest/tap.sh, the helper of
+# every test script), with the last 40 lines of a failed test's output,
+# then "N passed, N failed, N skipped".  Exit status 1 when anything failed.
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=../../image/guest/tap.sh
+. ../image/guest/tap.sh
 PY=/usr/bin/python3
-pass=0
-fail=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 run() {
 	name=$1
 	shift
 	if "$@" >"$log" 2>&1; then
-		echo "PASS $name"
-		pass=$((pass + 1))
+		ok "$name"
 	else
-		echo "FAIL $name"
+		not_ok "$name"
 		tail -n 40 "$log" | sed 's/^/    /'
-		fail=$((fail + 1))
 	fi
 }
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
@@ -59,5 +58,4 @@ mkdir -p build-fuzz/corpus
 run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \
 	-max_len=65536 -timeout=10 -print_final_stats=1 build-fuzz/corpus tests/fuzz-corpus
 rm -f "$log"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_totals

@@ -1,20 +1,13 @@
-# cached-lib.sh - what the guest jobs that test cached share: TAP output
-# (ok, notok, skip, check; the counts n and failed) and talking to the
-# daemon under test (mc, mstat, alive, wait_up, verify_all).  Sourced, not
-# run; the job sets MCCLIENT, PORT, GEN, KEYS, LOG and PID.  In the guest
-# it is /usr/share/appliance/cached-lib.sh; elsewhere APPLIANCE names its
-# folder (cached/tests/guest-job.sh runs a job on the host).
+# cached-lib.sh - what the guest jobs that test cached share: the
+# pass/fail helpers of tap.sh (ok, not_ok, skip, check, check_totals) and
+# talking to the daemon under test (mc, mstat, alive, wait_up, verify_all).
+# Sourced, not run; the job sets MCCLIENT, PORT, GEN, KEYS, LOG and PID.
+# In the guest it is /usr/share/appliance/cached-lib.sh; elsewhere
+# APPLIANCE names its folder (cached/tests/guest-job.sh runs a job on the
+# host).
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - # SKIP $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "${APPLIANCE:-/usr/share/appliance}/tap.sh"
 mc() { "$MCCLIENT" -p "$PORT" -g "$GEN" "$@"; }
 mstat() { "$MCCLIENT" -p "$PORT" stat "$1" 2>/dev/null || echo 0; }
 alive() { kill -0 "$PID" 2>/dev/null; }

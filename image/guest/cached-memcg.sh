@@ -29,7 +29,7 @@ CG=/sys/fs/cgroup
 A=$CG/cache
 B=$CG/other
 
-# ok, notok, skip, check, mc, mstat, alive, wait_up, verify_all
+# ok, not_ok, skip, check, check_totals, mc, mstat, alive, wait_up, verify_all
 # shellcheck source-path=SCRIPTDIR source=cached-lib.sh
 . "${APPLIANCE:-/usr/share/appliance}/cached-lib.sh"
 
@@ -99,5 +99,4 @@ check "daemon lives" alive
 
 kill -TERM "$PID" 2>/dev/null
 wait "$PID" 2>/dev/null
-echo "RESULT: $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_totals

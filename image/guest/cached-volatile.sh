@@ -38,7 +38,7 @@ GENS=size=500-3000,seed=23          # small objects: segments
 GENS2=size=500-3000,seed=24
 GENF=size=262200-270000,seed=25     # large fillers: move the slot cursor on
 
-# ok, notok, skip, check, mc, mstat, alive, wait_up, verify_all
+# ok, not_ok, skip, check, check_totals, mc, mstat, alive, wait_up, verify_all
 # shellcheck source-path=SCRIPTDIR source=cached-lib.sh
 . "${APPLIANCE:-/usr/share/appliance}/cached-lib.sh"
 
@@ -147,7 +147,7 @@ check "daemon started" alive
 
 mode=$(mstat mode)
 if [ "$mode" = volatile ]; then ok "daemon runs in volatile mode"; else
-	notok "daemon runs in volatile mode (mode=$mode: $(head -n 1 "$LOG"))"; fi
+	not_ok "daemon runs in volatile mode (mode=$mode: $(head -n 1 "$LOG"))"; fi
 
 out=$(mc fill "$KEYS" 2>>"$LOG")
 echo "# fill: $out"
@@ -288,4 +288,4 @@ echo "# daemon log:"
 sed 's/^/#   /' "$LOG" | tail -n 20
 
 meta_purge_flag
-[ "$failed" -eq 0 ]
+check_totals

@@ -2,20 +2,18 @@
 # kernel-stress.sh - guest job: volatile_stress for a fixed time, with forced
 # purges, tmpfs mounts and unmounts, and a memory-pressure child.  Run
 # time: the first argument, else
-# $STRESS_SECONDS, else 60 s.  Prints the counts and, at the end,
-# "RESULT: N passed, N failed, N skipped".  Exit 0 only when the kernel has
+# $STRESS_SECONDS, else 60 s.  Prints the counts, one TAP line per check
+# (tap.sh, the helper of every test script) and, at the end, "N passed,
+# N failed, N skipped".  Exit 0 only when the kernel has
 # volatile ranges, no data was corrupted and nothing failed unexpectedly.
 BIN=${VOLATILE_BIN:-/usr/libexec/volatile}
 OUT=${OUT:-/tmp}
 SECONDS_TO_RUN=${1:-${STRESS_SECONDS:-60}}
-pass=0 fail=0 skip=0
-
-ok() { echo "ok - $*"; pass=$((pass + 1)); }
-not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "${APPLIANCE:-/usr/share/appliance}/tap.sh"
 
 finish() {
-	echo "RESULT: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	check_totals && [ "$tap_pass" -gt 0 ]
 	exit $?
 }
 

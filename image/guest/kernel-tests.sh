@@ -1,8 +1,8 @@
 #!/bin/sh
 # kernel-tests.sh - guest job: the volatile ranges selftests, then the
-# benchmark.  Prints one "ok - NAME" / "not ok - NAME" line per test and, at
-# the end, "RESULT: N passed, N failed, N skipped".  Exit 0 only when the
-# kernel has volatile ranges and nothing failed.
+# benchmark.  Prints one TAP line per test (tap.sh, the helper of every
+# test script) and, at the end, "N passed, N failed, N skipped".  Exit 0
+# only when the kernel has volatile ranges and nothing failed.
 #
 # A kernel without volatile ranges makes the selftests skip; here that is a
 # failure.  With $SWAPDEV set (qemu-run.sh --swap) the swap test runs too.
@@ -18,15 +18,11 @@ OUT=${OUT:-/tmp}
 # A kernel that hangs a test must still leave a result: seconds for the
 # whole selftest run (each test also has its own limit in the harness).
 LIMIT=${VOLATILE_TEST_TIMEOUT:-720}
-pass=0 fail=0 skip=0
-
-ok() { echo "ok - $*"; pass=$((pass + 1)); }
-not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
-skipped() { echo "ok - $* # SKIP"; skip=$((skip + 1)); }
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "${APPLIANCE:-/usr/share/appliance}/tap.sh"
 
 finish() {
-	echo "RESULT: $pass passed, $fail failed, $skip skipped"
-	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	check_totals && [ "$tap_pass" -gt 0 ]
 	exit $?
 }
 
@@ -104,7 +100,7 @@ while read -r kind rest; do
 	S)
 		case $rest in
 		*"lacks volatile ranges"*) not_ok "volatile_ranges: $rest" ;;
-		*) skipped "volatile_ranges: $rest" ;;
+		*) skip "volatile_ranges: $rest" ;;
 		esac
 		;;
 	esac

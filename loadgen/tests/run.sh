@@ -1,8 +1,10 @@
 #!/bin/sh
 # run.sh - every host test of loadgen: unit tests (plain and sanitizer
 # builds), then runs against Debian's memcached, the cached daemon and
-# tests/fakeserver.py.  One line per test, "PASS name" or "FAIL name", then
-# "N passed, N failed"; exit status 1 on any failure.
+# tests/fakeserver.py.  One TAP line per test (image/guest/tap.sh, the
+# helper of every test script), then "N passed, N failed, N skipped"; exit
+# status 1 on any failure.  The unit tests' "PASS name" and "FAIL name"
+# lines (tests/tap.h) become TAP lines here.
 #
 # Servers listen on free random loopback ports; everything started here is
 # stopped on exit.
@@ -12,8 +14,8 @@ LG=./loadgen
 ASAN=build-asan/loadgen	# the same under -fsanitize=address,undefined
 TMP=$(mktemp -d /tmp/loadgen-test.XXXXXX)
 PIDS=""
-passed=0
-failed=0
+# shellcheck source=../../image/guest/tap.sh
+. ../image/guest/tap.sh
 
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
@@ -22,16 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-result() {	# result NAME STATUS [why]
-	if [ "$2" = 0 ]; then
-		echo "PASS $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1${3:+  # $3}"
-		failed=$((failed + 1))
-	fi
-}
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -102,11 +94,16 @@ for t in test_hist test_zipf test_proto; do
 		[ "$build" = build-asan ] && prefix="asan/"
 		out=$("$build/$t" "$prefix" 2>&1)
 		rc=$?
-		echo "$out" | grep -E '^(PASS|FAIL|  #) '
-		p=$(echo "$out" | grep -c '^PASS ')
-		f=$(echo "$out" | grep -c '^FAIL ')
-		passed=$((passed + p))
-		failed=$((failed + f))
+		f=0
+		while IFS= read -r line; do
+			case $line in
+			"PASS "*) ok "${line#PASS }" ;;
+			"FAIL "*) not_ok "${line#FAIL }"; f=$((f + 1)) ;;
+			"  # "*) echo "$line" ;;
+			esac
+		done <<EOF
+$out
+EOF
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 			result "$prefix$t (exit status $rc)" 1 "$(echo "$out" | tail -3 | tr '\n' ' ')"
 		fi
@@ -652,5 +649,4 @@ make -s install DESTDIR="$TMP/root" > /dev/null 2>&1
 [ -x "$TMP/root/usr/bin/loadgen" ]
 result make_install $?
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+check_totals
