@@ -30,6 +30,7 @@
 #include "daemon.h"
 #include "listen.h"
 #include "fetch.h"
+#include "index.h"
 #include "origin.h"
 #include "madvfree.h"
 #include "psi.h"
@@ -348,7 +349,10 @@ static uint32_t clock_now(void)
 	return wall_start + (uint32_t)(t.tv_sec - mono_start.tv_sec);
 }
 
-/* Once a second: the clock, then idle data goes volatile. */
+/*
+ * Once a second: the clock, then idle data goes volatile, and a doubling
+ * of the index under way moves a bounded share of its buckets.
+ */
 static void clock_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -358,6 +362,7 @@ static void clock_cb(evutil_socket_t fd, short what, void *arg)
 	clock_set(clock_now());
 	cache_wrlock();
 	store_tick(clock_secs(), (uint32_t)settings.idle_secs);
+	index_rehash(INDEX_REHASH_TICK);
 	cache_unlock();
 }
 

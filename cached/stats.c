@@ -74,6 +74,8 @@ void stats_emit(struct evbuffer *out)
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
+	unsigned int hpower = index_hashpower();
+	bool expanding = index_expanding();
 	uint64_t maxbytes = settings.maxbytes;   /* cache_memlimit changes it */
 	cache_unlock();
 	cache_lock_waits_sum(&waits);
@@ -117,6 +119,9 @@ void stats_emit(struct evbuffer *out)
 	U("bytes_written", __atomic_load_n(&stat_bytes_written, __ATOMIC_RELAXED));
 	U("limit_maxbytes", maxbytes);
 	U("threads", settings.num_threads);
+	U("hash_power_level", hpower);
+	U("hash_bytes", (uint64_t)sizeof(void *) << hpower);
+	U("hash_is_expanding", expanding);
 	U("bytes", st.value_bytes);
 	U("curr_items", s.curr_items);
 	U("total_items", s.total_items);

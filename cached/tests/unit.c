@@ -170,6 +170,166 @@ static void test_index(void)
 	printf("ok - index\n");
 }
 
+/* The fuzzer's shadow of the index: which keys are in it, and walk marks. */
+#define FZ_KEYS 60000
+struct fz {
+	struct item *it[FZ_KEYS];       /* NULL: not in the index */
+	unsigned char seen[FZ_KEYS];    /* times the walk under way saw it */
+	unsigned char steady[FZ_KEYS];  /* present from the walk's start on */
+	unsigned int stray;             /* items seen that the shadow lacks */
+};
+
+static unsigned int fz_num(const struct item *it)
+{
+	unsigned int n = 0;
+
+	for (int i = 1; i < it->keylen; i++)
+		n = n * 10 + (unsigned int)(it->key[i] - '0');
+	return n;
+}
+
+static void fz_seen(struct item *it, void *arg)
+{
+	struct fz *f = arg;
+	unsigned int n = fz_num(it);
+
+	if (n >= FZ_KEYS || f->it[n] != it)
+		f->stray++;
+	else if (f->seen[n] < 255)
+		f->seen[n]++;
+}
+
+static void fz_count(struct item *it, void *arg)
+{
+	fz_seen(it, arg);
+}
+
+/*
+ * The index against a shadow model: random inserts, removes, lookups,
+ * ticks and stepped walks from a 16-bucket table to 2^16, so that walks
+ * span many incremental doublings.  Every lookup agrees with the shadow,
+ * a walk sees each key present from its start to its end exactly once and
+ * never an item the shadow lacks, and foreach sees exactly the shadow.  A
+ * doubling of a large table is not done in the insert that starts it.
+ */
+static void test_index_fuzz(void)
+{
+	static struct fz f;
+	char key[16];
+	unsigned int seed = 4242, walks = 0, bad_walks = 0, bad_finds = 0;
+	unsigned int expanding_steps = 0, npresent = 0;
+	uint64_t cursor = 0;
+	bool walking = false;
+
+	memset(&f, 0, sizeof(f));
+	CHECK(index_init(4) == 0, "index_init");
+	for (int op = 0; op < 400000; op++) {
+		unsigned int k = (unsigned int)rand_r(&seed) % FZ_KEYS;
+		unsigned int r = (unsigned int)rand_r(&seed) % 100;
+		int n = sprintf(key, "f%u", k);
+		uint32_t hv = index_hash(key, (size_t)n);
+
+		expanding_steps += index_expanding();
+		if (op % 2000 == 1999) {        /* every key, often mid-doubling */
+			for (unsigned int j = 0; j < FZ_KEYS; j++) {
+				if (!f.it[j])
+					continue;
+				n = sprintf(key, "f%u", j);
+				bad_finds += index_find(key, (size_t)n, f.it[j]->hash) != f.it[j];
+			}
+			n = sprintf(key, "f%u", k);
+		}
+		if (r < 55) {                   /* insert, mostly: the table grows */
+			if (!f.it[k]) {
+				f.it[k] = item_new(key, (size_t)n, hv);
+				index_insert(f.it[k]);
+				npresent++;
+			}
+		} else if (r < 70) {
+			if (f.it[k]) {
+				index_remove(f.it[k]);
+				free(f.it[k]);
+				f.it[k] = NULL;
+				f.steady[k] = 0;
+				npresent--;
+			}
+		} else if (r < 90) {
+			bad_finds += index_find(key, (size_t)n, hv) != f.it[k];
+		} else if (r < 91) {
+			CHECK(index_rehash(5) <= 5, "index_rehash moves at most what it is asked");
+		} else {
+			if (!walking) {
+				for (unsigned int i = 0; i < FZ_KEYS; i++) {
+					f.seen[i] = 0;
+					f.steady[i] = f.it[i] != NULL;
+				}
+				walking = true;
+			}
+			if (index_walk(&cursor, 1 + (unsigned int)rand_r(&seed) % 50, fz_seen, &f)) {
+				unsigned int wrong = 0;
+
+				for (unsigned int i = 0; i < FZ_KEYS; i++)
+					if (f.steady[i] && f.seen[i] != 1)
+						wrong++;
+				bad_walks += wrong != 0;
+				walks++;
+				walking = false;
+			}
+		}
+	}
+	CHECK(index_count() == npresent, "count %llu, shadow %u",
+	      (unsigned long long)index_count(), npresent);
+	CHECK(bad_finds == 0, "%u lookups disagreed with the shadow", bad_finds);
+	CHECK(walks >= 3 && bad_walks == 0 && f.stray == 0,
+	      "%u of %u walks missed or repeated a steady key, %u stray items", bad_walks, walks, f.stray);
+	CHECK(index_expansions() >= 8 && expanding_steps > 1000,
+	      "%llu doublings, %u operations saw one under way",
+	      (unsigned long long)index_expansions(), expanding_steps);
+	unsigned int doublings = (unsigned int)index_expansions();
+
+	memset(f.seen, 0, sizeof(f.seen));
+	index_foreach(fz_count, &f);
+	unsigned int once = 0;
+	for (unsigned int i = 0; i < FZ_KEYS; i++)
+		once += f.it[i] && f.seen[i] == 1;
+	CHECK(once == npresent && f.stray == 0, "foreach saw %u of %u once, %u stray", once, npresent, f.stray);
+
+	/* A doubling of 2^15 buckets is spread over inserts and ticks. */
+	CHECK(index_init(15) == 0, "index_init");
+	for (unsigned int i = 0; i < FZ_KEYS; i++)
+		free(f.it[i]);
+	memset(&f, 0, sizeof(f));
+	unsigned int i = 0, started = 0;
+	for (; i < FZ_KEYS && !started; i++) {
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i]);
+		started = index_expanding();
+	}
+	CHECK(started && index_hashpower() == 16,
+	      "a doubling to 2^16 under way after the insert that started it (%u)", index_hashpower());
+	unsigned int ticks = 0;
+	while (index_expanding() && ticks < 100) {
+		CHECK(index_rehash(INDEX_REHASH_TICK) <= INDEX_REHASH_TICK, "tick bounded");
+		ticks++;
+	}
+	CHECK(!index_expanding() && ticks == (1u << 15) / INDEX_REHASH_TICK,
+	      "the doubling took %u ticks", ticks);
+	unsigned int found = 0;
+	for (unsigned int j = 0; j < i; j++) {
+		int n = sprintf(key, "f%u", j);
+
+		found += index_find(key, (size_t)n, index_hash(key, (size_t)n)) == f.it[j];
+	}
+	CHECK(found == i, "after the doubling %u of %u found", found, i);
+	CHECK(index_init(4) == 0, "index_init");
+	for (unsigned int j = 0; j < FZ_KEYS; j++)
+		free(f.it[j]);
+	printf("ok - index fuzz: %u doublings, %u walks, %u operations mid-doubling\n",
+	       doublings, walks, expanding_steps);
+}
+
 static void test_semantics(void)
 {
 	char buf[32];
@@ -1127,6 +1287,7 @@ int main(void)
 {
 	log_silence();
 	test_index();
+	test_index_fuzz();
 	test_semantics();
 	test_eviction();
 	test_cleaner();
