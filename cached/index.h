@@ -126,8 +126,9 @@ unsigned int index_rehash(unsigned int n);
 
 /* Old buckets an insert or a remove moves while the table doubles. */
 #define INDEX_REHASH_STEP 64
-/* Old buckets the once-a-second tick moves. */
+/* Old buckets the once-a-second tick moves, and per hold of the lock. */
 #define INDEX_REHASH_TICK 16384
+#define INDEX_REHASH_HOLD 4096
 
 /* Items a scrape looks at per hold of the shared lock (index_walk). */
 #define INDEX_WALK_STEP 1000

@@ -1297,7 +1297,8 @@ static bool seg_markable(uint32_t s, uint32_t now, uint32_t idle_secs)
 	       now - g->atime >= idle_secs;
 }
 
-void store_tick(uint32_t now, uint32_t idle_secs)
+/* The tick's upkeep, each part bounded: sweep, quarantine, seal, compact. */
+static void store_upkeep(uint32_t now, uint32_t idle_secs)
 {
 	uint32_t compacted = 0;
 	uint64_t scanned = 0;
@@ -1325,11 +1326,43 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 		if (seg_compact(s, now, idle_secs))
 			compacted++;
 	}
+}
+
+/*
+ * The tick is cut into steps so that the lock is dropped between them:
+ * the first step does the upkeep (sweep, quarantine, seal, compaction,
+ * each bounded) and every step marks at most max_marks segments after
+ * looking at at most TICK_SCAN slots.  A large cache that goes idle at
+ * once is marked in one tick still, one batch per hold of the lock.
+ */
+#define TICK_SCAN 8192
+
+bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
+		     uint32_t max_marks)
+{
+	uint32_t marked = 0, scanned = 0, s;
+
+	if (*cursor == 0)
+		store_upkeep(now, idle_secs);
 	if (!vol_enabled)
-		return;
-	for (uint32_t s = 0; s < nslots; s++)
-		if (seg_markable(s, now, idle_secs))
+		return false;
+	for (s = *cursor ? *cursor - 1 : 0; s < nslots && scanned < TICK_SCAN &&
+	     marked < max_marks; s++, scanned++) {
+		if (seg_markable(s, now, idle_secs)) {
 			seg_mark(s, round_up(segs[s].used, PAGE));
+			marked++;
+		}
+	}
+	*cursor = s + 1;
+	return s < nslots;
+}
+
+void store_tick(uint32_t now, uint32_t idle_secs)
+{
+	uint32_t cursor = 0;
+
+	while (store_tick_step(now, idle_secs, &cursor, STORE_TICK_MARKS))
+		;
 }
 
 /* psi mode: lose the coldest segment's objects; its charge, 0 if none. */

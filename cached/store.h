@@ -81,7 +81,18 @@ void store_lose(struct item *it);
 /* Remove a lost or stored item from index and store and free it. */
 void store_forget(struct item *it);
 
-/* Mark segments idle for idle_secs as volatile (one call per range). */
+/*
+ * One step of the once-a-second tick: upkeep first (*cursor 0 starts a
+ * tick), then segments idle for idle_secs marked volatile, one call per
+ * range, at most max_marks per step (the daemon: STORE_TICK_MARKS).
+ * Returns true while the tick has more to do; the caller may drop
+ * cache_lock between steps.
+ */
+bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
+		     uint32_t max_marks);
+#define STORE_TICK_MARKS 64
+
+/* A whole tick, every step under one hold of the lock (the tests). */
 void store_tick(uint32_t now, uint32_t idle_secs);
 
 /* Punch out the coldest data until about bytes are dropped (PSI mode). */

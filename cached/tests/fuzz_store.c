@@ -668,10 +668,23 @@ static int run_seed(uint64_t seed, long ops)
 		printf("seed %llu: cache_init failed\n", (unsigned long long)seed);
 		return 1;
 	}
+	/*
+	 * Half of the ticks run in steps of one to three marks, with other
+	 * commands between the steps, as the daemon lets gets and sets in
+	 * between the steps of a tick (it drops cache_lock).
+	 */
+	uint32_t tick_cursor = 0;
+	bool ticking = false;
+
 	for (op_no = 0; op_no < ops && !failmsg[0]; op_no++) {
 		int k = (int)below(NKEYS);
 		uint32_t c = below(1000);
 
+		if (ticking && below(3) == 0) {
+			ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+						  &tick_cursor, 1 + below(3));
+			continue;
+		}
 		if (c < 250)
 			op_get(k);
 		else if (c < 450)
@@ -695,8 +708,17 @@ static int run_seed(uint64_t seed, long ops)
 			for (int i = 0; i < NKEYS; i++)
 				sh_clear(i);
 		} else if (c < 800) {
+			while (ticking)   /* the daemon's ticks do not overlap */
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
 			current_time += below(4) ? 1 : 1 + below(15);
-			store_tick(current_time, (uint32_t)settings.idle_secs);
+			if (below(2)) {
+				store_tick(current_time, (uint32_t)settings.idle_secs);
+			} else {
+				tick_cursor = 0;
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
+			}
 		} else if (c < 840) {
 			if (madvfree)
 				madv_discard_random(rnd());

@@ -562,6 +562,48 @@ static void test_volatile(void)
 }
 
 /* Hot objects scattered over otherwise idle segments are copied forward. */
+/*
+ * A tick with much to mark does it in steps: 120 idle 1 MiB segments are
+ * marked in one tick, at most 64 per step (the daemon drops cache_lock
+ * between steps), and a step that starts a tick does the upkeep first.
+ */
+static void test_tick_steps(void)
+{
+	static char val[100 * 1024];
+	char key[32];
+	uint32_t cursor = 0, steps = 0, most = 0;
+	uint64_t before;
+	bool more;
+
+	setup(128);
+	memset(val, 'S', sizeof(val) - 1);
+	for (int i = 0; i < 1240; i++) {
+		sprintf(key, "t%d", i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	before = stats.marks;
+	do {
+		uint64_t m = stats.marks;
+
+		more = store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS);
+		steps++;
+		if (stats.marks - m > most)
+			most = (uint32_t)(stats.marks - m);
+	} while (more && steps < 1000);
+	CHECK(stats.marks - before >= 110 && most <= 64 && steps >= 2,
+	      "stepped tick: %llu marks in %u steps, at most %u per step",
+	      (unsigned long long)(stats.marks - before), steps, most);
+	CHECK(nfr == (int)(stats.marks - before), "every mark is a range (%d)", nfr);
+	cursor = 0;
+	before = stats.marks;
+	while (store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS))
+		;
+	CHECK(stats.marks == before, "a second tick marks nothing new");
+	teardown();
+	printf("ok - tick steps\n");
+}
+
 static void test_compact(void)
 {
 	char key[32], val[1100];
@@ -1292,6 +1334,7 @@ int main(void)
 	test_eviction();
 	test_cleaner();
 	test_volatile();
+	test_tick_steps();
 	test_compact();
 	test_zero_copy();
 	test_parser();
