@@ -59,6 +59,17 @@
  * Two holds are not states: refs (replies in flight that point into the
  * segment, atomic) and pinned (the store is moving the segment's items
  * and must not see it freed under its feet).
+ *
+ * The unmark of an IDLE segment that a get is about to read runs outside
+ * cache_lock: under the shared lock the get claims the segment's wake-up
+ * (wake: NONE -> CLAIMED, atomic; one thread wins), drops the lock, makes
+ * the call and posts its answer (wake_res, then wake DONE), and only then
+ * takes the lock exclusively for the read.  The segment stays IDLE all
+ * along, so every path that leaves IDLE still goes through seg_unmark(),
+ * which, for a claimed segment, waits for the posted answer and uses it
+ * instead of calling the kernel again (a second unmark would report no
+ * purge for a range the first found purged).  Posted answers that no get
+ * came back for are used by the next tick (nwoken).
  */
 #define _GNU_SOURCE
 #include "store.h"
@@ -67,6 +78,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -146,8 +158,12 @@ struct seg {
 	uint32_t nitems;
 	uint32_t atime;
 	uint32_t dead_by;   /* latest expiry of its items (a hint), 0 = none */
+	uint32_t wake;      /* IDLE: WAKE_NONE, _CLAIMED or _DONE (atomic) */
+	long wake_res;      /* the unmark's answer, once wake is WAKE_DONE */
 	struct item *items;
 };
+
+enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE };
 
 char *store_base;
 int store_fd = -1;
@@ -172,6 +188,7 @@ static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
 static uint32_t *warm;
 static uint32_t nwarm;
 static uint32_t nzombies, nquarantined;
+static uint32_t nwoken;   /* segments with an answer posted, not used yet (atomic) */
 
 /*
  * Items and bytes per memcached slab class (stats items, stats slabs),
@@ -352,6 +369,7 @@ int store_init(uint64_t maxbytes, bool vol)
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
+	nwoken = 0;
 	nspare = nspare_out = 0;
 	cursor = reap_cursor = compact_cursor = 0;
 	lost_head = lost_tail = NULL;
@@ -406,8 +424,18 @@ static void punch(uint32_t s, uint64_t len)
 static long seg_unmark(uint32_t s)
 {
 	struct seg *g = &segs[s];
-	long r = kern_unmark(seg_off(s), seg_span(s));
+	long r;
 
+	if (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_NONE) {
+		/* a get is unmarking it outside the lock: its answer holds */
+		while (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_DONE)
+			sched_yield();
+		r = g->wake_res;
+		__atomic_store_n(&g->wake, WAKE_NONE, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&nwoken, 1, __ATOMIC_RELAXED);
+	} else {
+		r = kern_unmark(seg_off(s), seg_span(s));
+	}
 	stats.unmarks++;
 	if (r < 0) {
 		stats.unmark_failures++;
@@ -1203,6 +1231,43 @@ int store_prepare_read(struct item *it, uint32_t now)
 	return 0;
 }
 
+uint32_t store_claim_wake(const struct item *it)
+{
+	uint32_t s = it->seg, none = WAKE_NONE;
+	struct seg *g;
+
+	if (it->state != ITEM_OK || s == SEG_NONE)
+		return SEG_NONE;
+	g = &segs[s];
+	if (g->state != SEG_IDLE || g->pinned ||
+	    !__atomic_compare_exchange_n(&g->wake, &none, WAKE_CLAIMED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return SEG_NONE;
+	return s;
+}
+
+void store_wake_unlocked(uint32_t s)
+{
+	struct seg *g = &segs[s];
+
+	g->wake_res = kern_unmark(seg_off(s), seg_span(s));
+	__atomic_fetch_add(&stat_unlocked_unmarks, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&nwoken, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->wake, WAKE_DONE, __ATOMIC_RELEASE);
+}
+
+/* The tick: use the answers of unmarks that no get came back for. */
+static void settle_woken(void)
+{
+	for (uint32_t s = 0; __atomic_load_n(&nwoken, __ATOMIC_RELAXED) && s < nslots; s++) {
+		struct seg *g = &segs[s];
+
+		if (g->state == SEG_IDLE && !g->pinned &&
+		    __atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) == WAKE_DONE)
+			seg_wake(s);
+	}
+}
+
 int store_probe(struct item *it)
 {
 	if (it->state == ITEM_LOST)
@@ -1304,6 +1369,8 @@ static void store_upkeep(uint32_t now, uint32_t idle_secs)
 	uint64_t scanned = 0;
 
 	store_sweep();
+	if (__atomic_load_n(&nwoken, __ATOMIC_RELAXED))
+		settle_woken();
 	if (nquarantined)
 		quarantine_retry();
 	if (active != SEG_NONE && now - segs[active].atime >= idle_secs)

@@ -62,6 +62,19 @@ void store_unlink(struct item *it);
 int store_prepare_read(struct item *it, uint32_t now);
 
 /*
+ * Under the shared lock: when it's value sits in a segment marked volatile
+ * whose wake-up no other thread claimed, claim it and return the segment,
+ * else SEG_NONE.  The caller drops the lock, calls store_wake_unlocked()
+ * and then takes the lock exclusively to read: the unmark system call
+ * runs outside every lock.  The answer is used by the next unmark of the
+ * segment under the lock (or by the next tick).
+ */
+uint32_t store_claim_wake(const struct item *it);
+
+/* No lock held: unmark the segment claimed and post the answer. */
+void store_wake_unlocked(uint32_t s);
+
+/*
  * Learn whether an item's bytes are still there without reading them:
  * unmarks its segment if it is volatile.  Returns 1 when the item is (now)
  * ITEM_LOST, else 0.

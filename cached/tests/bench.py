@@ -46,7 +46,7 @@ Then the scrapes (BENCH_ONLY=scrape): memcached and cached at -t 2 with
 BENCH_SCRAPE_ITEMS (1,000,000) small items; gets of 1,000 warmed keys at
 BENCH_SCRAPE_RATE (2000/s) open loop, their p99 alone and while another
 client loops stats items, stats cachedump 1 0 and stats (tests/scrape.py's
-scraper), BENCH_SCRAPE_ROUNDS rounds (6) of BENCH_SCRAPE_SECONDS (2), the
+scraper), BENCH_SCRAPE_ROUNDS rounds (12) of BENCH_SCRAPE_SECONDS (2), the
 two cases alternating; per server the median of the per-round ratios of
 the two p99s, with its 95% interval.
 
@@ -87,7 +87,7 @@ UPSTREAM_ROUNDS = int(os.environ.get("BENCH_UPSTREAM_ROUNDS", "8"))
 ONLY = os.environ.get("BENCH_ONLY", "")
 THREADS_ROUNDS = int(os.environ.get("BENCH_THREADS_ROUNDS", "8"))
 SCRAPE_ITEMS = int(os.environ.get("BENCH_SCRAPE_ITEMS", "1000000"))
-SCRAPE_ROUNDS = int(os.environ.get("BENCH_SCRAPE_ROUNDS", "6"))
+SCRAPE_ROUNDS = int(os.environ.get("BENCH_SCRAPE_ROUNDS", "12"))
 SCRAPE_SECONDS = float(os.environ.get("BENCH_SCRAPE_SECONDS", "2"))
 SCRAPE_RATE = int(os.environ.get("BENCH_SCRAPE_RATE", "2000"))
 

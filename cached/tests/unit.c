@@ -751,7 +751,7 @@ static void test_zero_copy(void)
 static char *session(const char *in, size_t n)
 {
 	struct conn c;
-	static char out[1 << 20];
+	static __thread char out[1 << 20];   /* test_wake_unlocked: two threads */
 	size_t len;
 
 	memset(&c, 0, sizeof(c));
@@ -1133,6 +1133,105 @@ static void test_lost_semantics(void)
 	printf("ok - lost key semantics\n");
 }
 
+static void *cold_get(void *arg)
+{
+	*(char **)arg = strdup(S("get y7\r\n"));
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/*
+ * A get of a value in a volatile segment unmarks it without cache_lock:
+ * one kernel call whose answer the read under the lock uses (a purge
+ * found by it makes a miss), and a get of hot data is served while that
+ * call is slow.  An answer no get came back for is used by the next tick.
+ */
+static void test_wake_unlocked(void)
+{
+	char key[32], val[200], want[300], *cold = NULL;
+	uint64_t u0;
+	pthread_t th;
+
+	setup(16);
+	stat_unlocked_unmarks = 0;
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "w%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	CHECK(nfr > 0, "idle data marked (%d)", nfr);
+
+	u0 = fake_unmarks;
+	sprintf(want, "VALUE w5 0 %zu\r\nvalue-5-%0100d\r\nEND\r\n", strlen("value-5-") + 100, 5);
+	CHECK(!strcmp(S("get w5\r\n"), want), "a cold get is served");
+	CHECK(fake_unmarks == u0 + 1 && stats.unmarks == 1 && stat_unlocked_unmarks == 1,
+	      "one unmark, made outside the lock and used under it (%llu calls)",
+	      (unsigned long long)(fake_unmarks - u0));
+
+	/* purged before the get: the answer the get got says so: a miss */
+	store_tick(current_time, 10);
+	purge_all();
+	u0 = fake_unmarks;
+	CHECK(!strcmp(S("get w6\r\n"), "END\r\n"), "a purged value is a miss");
+	CHECK(fake_unmarks == u0 + 1 && stats.purged_ranges == 1, "one unmark found the purge");
+
+	/* a claim nobody reads after: the tick uses the answer */
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "x%d", i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	struct item *it = index_find("x9", 2, index_hash("x9", 2));
+	uint32_t s = it ? store_claim_wake(it) : SEG_NONE;
+	CHECK(s != SEG_NONE && store_claim_wake(it) == SEG_NONE, "one thread claims a wake-up");
+	if (s != SEG_NONE)
+		store_wake_unlocked(s);
+	store_tick(current_time, 10);
+	struct store_stats st;
+	store_get_stats(&st);
+	CHECK(store_audit() == 0 && st.volatile_ranges == (uint64_t)nfr,
+	      "the tick used the posted answer: %llu ranges counted, %d in the kernel",
+	      (unsigned long long)st.volatile_ranges, nfr);
+
+	/* a slow unmark of cold data holds no get of hot data */
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "y%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	put(CMD_SET, "hot", "h");
+	fake_unmark_delay(1000000);
+	double t0 = now_ms();
+	pthread_create(&th, NULL, cold_get, &cold);
+	usleep(50000);
+	double t1 = now_ms();
+	const char *hot = S("get hot\r\n");
+	double t2 = now_ms();
+	pthread_join(th, NULL);
+	double t3 = now_ms();
+	fake_unmark_delay(0);
+	CHECK(!strcmp(hot, "VALUE hot 0 1\r\nh\r\nEND\r\n") && t2 - t1 < 400 && t3 - t0 >= 990,
+	      "a hot get took %.0f ms while a cold get's unmark took %.0f ms", t2 - t1, t3 - t0);
+	sprintf(want, "VALUE y7 0 %zu\r\nvalue-7-%0100d\r\nEND\r\n", strlen("value-7-") + 100, 7);
+	CHECK(cold && !strcmp(cold, want), "the cold get is served after its slow unmark");
+	free(cold);
+	teardown();
+	cache_lock_waits_reset();   /* test_lock_waits counts from a single thread */
+	printf("ok - wake without the lock\n");
+}
+
 /*
  * --verify covers the bytes that leave: a reply is copied and checked, so
  * a change to the memfd after the get (a purge during the send) cannot
@@ -1343,6 +1442,7 @@ int main(void)
 	test_meta_purge();
 	test_meta_model();
 	test_lost_semantics();
+	test_wake_unlocked();
 	test_verify_reply();
 	test_psi_band();
 	test_lock_waits();      /* last: the tests before it are single-threaded */
