@@ -1323,6 +1323,43 @@ static void test_psi_band(void)
 }
 
 /* A thread that holds cache_lock (exclusive or shared) for a while. */
+static void *hold_shared(void *arg)
+{
+	cache_rdlock();
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	usleep(500000);
+	cache_unlock();
+	return NULL;
+}
+
+/*
+ * An mg of hot data takes the lock shared, as a get does: it is served
+ * while another thread holds the shared lock (a scrape's step), where it
+ * used to wait for the exclusive lock until that thread let go.
+ */
+static void test_meta_fast(void)
+{
+	pthread_t th;
+	int held = 0;
+
+	setup(16);
+	put(CMD_SET, "hot", "h");
+	CHECK(!strcmp(S("mg hot v\r\n"), "VA 1\r\nh\r\n"), "mg of hot data");
+	pthread_create(&th, NULL, hold_shared, &held);
+	while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+		usleep(100);
+	double t1 = now_ms();
+	const char *out = S("mg hot v f\r\n");
+	double t2 = now_ms();
+	CHECK(!strcmp(out, "VA 1 f0\r\nh\r\n") && t2 - t1 < 250,
+	      "mg served in %.0f ms while the shared lock is held for 500 ms", t2 - t1);
+	pthread_join(th, NULL);
+	CHECK(!strcmp(S("mg hot h l t\r\n"), "HD h1 l0 t-1\r\n"), "the fast path set the fetched bit");
+	teardown();
+	cache_lock_waits_reset();   /* test_lock_waits counts from a single thread */
+	printf("ok - mg fast path\n");
+}
+
 struct holder {
 	bool write;
 	int held;           /* set once the lock is taken */
@@ -1445,7 +1482,8 @@ int main(void)
 	test_wake_unlocked();
 	test_verify_reply();
 	test_psi_band();
-	test_lock_waits();      /* last: the tests before it are single-threaded */
+	test_meta_fast();
+	test_lock_waits();      /* last: the threaded tests before it clear the waits */
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
