@@ -176,6 +176,7 @@ static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
 static bool vol_enabled;
 static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
+static uint32_t ncold, cold_pos, ncold_next;   /* eviction's list (coldest()) */
 
 /*
  * Freed small segments are kept "warm" on a stack instead of being punched
@@ -370,6 +371,7 @@ int store_init(uint64_t maxbytes, bool vol)
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
 	nwoken = 0;
+	ncold = cold_pos = ncold_next = 0;
 	nspare = nspare_out = 0;
 	cursor = reap_cursor = compact_cursor = 0;
 	lost_head = lost_tail = NULL;
@@ -756,21 +758,109 @@ static bool seg_evictable(uint32_t s, bool allow_active)
 	return seg_holds(g) && !g->pinned && (s != active || allow_active);
 }
 
+/*
+ * Eviction takes the coldest evictable segment (oldest access time, then
+ * fewest objects).  A scan of every slot per eviction held the exclusive
+ * lock over the whole table (262,144 slots for 64 GB), so the coldest
+ * COLD_CANDS segments are kept in a sorted list instead: the tick builds
+ * it in steps of TICK_SCAN slots (into cold_next, published when its walk
+ * ends), and an eviction takes the first candidate still evictable with
+ * the access time it was listed with.  A segment used since is hotter than
+ * listed and is skipped; none can have grown colder than its listing,
+ * since access times only grow between ticks (the tick's compaction runs
+ * before its walk).  When the list runs dry, one full scan refills it.
+ */
+#define COLD_CANDS 256
+
+struct cold {
+	uint32_t s, atime, nitems;
+};
+
+static struct cold cold_list[COLD_CANDS], cold_next[COLD_CANDS], cold_tmp[COLD_CANDS];
+
+static bool colder(const struct cold *a, const struct cold *b)
+{
+	return a->atime < b->atime || (a->atime == b->atime && a->nitems < b->nitems);
+}
+
+/* Offer slot s to a max-heap of the coldest (heap[0] the warmest kept). */
+static void cold_offer(struct cold *heap, uint32_t *n, uint32_t s)
+{
+	struct cold c = { s, segs[s].atime, segs[s].nitems };
+	uint32_t i;
+
+	if (*n < COLD_CANDS) {
+		for (i = (*n)++; i && colder(&heap[(i - 1) / 2], &c); i = (i - 1) / 2)
+			heap[i] = heap[(i - 1) / 2];
+		heap[i] = c;
+		return;
+	}
+	if (!colder(&c, &heap[0]))
+		return;
+	for (i = 0;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct cold *big = &c;
+
+		if (l < *n && colder(big, &heap[l])) {
+			m = l;
+			big = &heap[l];
+		}
+		if (r < *n && colder(big, &heap[r]))
+			m = r;
+		if (m == i)
+			break;
+		heap[i] = heap[m];
+		i = m;
+	}
+	heap[i] = c;
+}
+
+static int cold_cmp(const void *a, const void *b)
+{
+	return colder(a, b) ? -1 : colder(b, a) ? 1 : 0;
+}
+
+/* A built heap becomes the list evictions take from, coldest first. */
+static void cold_publish(const struct cold *heap, uint32_t n)
+{
+	memcpy(cold_list, heap, n * sizeof(*heap));
+	qsort(cold_list, n, sizeof(*cold_list), cold_cmp);
+	ncold = n;
+	cold_pos = 0;
+}
+
 /* Coldest evictable segment, or SEG_NONE. */
 static uint32_t coldest(bool allow_active)
 {
-	uint32_t best = SEG_NONE;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = cold_pos; i < ncold; i++) {
+			struct cold *c = &cold_list[i];
+			uint32_t s = c->s;
 
-	for (uint32_t s = 0; s < nslots; s++) {
-		struct seg *g = &segs[s];
+			if (s == SEG_NONE)
+				continue;
+			if (s >= nslots || !seg_holds(&segs[s]) || segs[s].atime != c->atime) {
+				c->s = SEG_NONE;        /* gone, or used since */
+				continue;
+			}
+			if (!seg_evictable(s, allow_active))
+				continue;               /* pinned, or the active one */
+			c->s = SEG_NONE;
+			while (cold_pos < ncold && cold_list[cold_pos].s == SEG_NONE)
+				cold_pos++;
+			return s;
+		}
+		if (pass == 0) {
+			/* dry: one full scan refills the list */
+			uint32_t n = 0;
 
-		if (!seg_evictable(s, allow_active))
-			continue;
-		if (best == SEG_NONE || g->atime < segs[best].atime ||
-		    (g->atime == segs[best].atime && g->nitems < segs[best].nitems))
-			best = s;
+			for (uint32_t s = 0; s < nslots; s++)
+				if (seg_holds(&segs[s]))
+					cold_offer(cold_tmp, &n, s);
+			cold_publish(cold_tmp, n);
+		}
 	}
-	return best;
+	return SEG_NONE;
 }
 
 /*
@@ -1409,19 +1499,24 @@ bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
 {
 	uint32_t marked = 0, scanned = 0, s;
 
-	if (*cursor == 0)
+	if (*cursor == 0) {
 		store_upkeep(now, idle_secs);
-	if (!vol_enabled)
-		return false;
+		ncold_next = 0;         /* the eviction list's walk starts over */
+	}
 	for (s = *cursor ? *cursor - 1 : 0; s < nslots && scanned < TICK_SCAN &&
 	     marked < max_marks; s++, scanned++) {
-		if (seg_markable(s, now, idle_secs)) {
+		if (seg_holds(&segs[s]))
+			cold_offer(cold_next, &ncold_next, s);
+		if (vol_enabled && seg_markable(s, now, idle_secs)) {
 			seg_mark(s, round_up(segs[s].used, PAGE));
 			marked++;
 		}
 	}
 	*cursor = s + 1;
-	return s < nslots;
+	if (s < nslots)
+		return true;
+	cold_publish(cold_next, ncold_next);
+	return false;
 }
 
 void store_tick(uint32_t now, uint32_t idle_secs)

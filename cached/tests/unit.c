@@ -436,6 +436,55 @@ static void fill_value(char *v, size_t n, int key, int version)
 	v[n - 1] = 0;
 }
 
+/*
+ * Evictions take the coldest segments in order from the list the tick
+ * builds: segments filled over 20 seconds, the two oldest used again
+ * after the tick, then enough new data to evict four: the four oldest
+ * not used again go, the two used again stay, as the scan of every slot
+ * that the list replaces chose.
+ */
+static void test_evict_list(void)
+{
+	static char val[100 * 1024];
+	char key[32];
+	struct item *it;
+
+	setup(32);
+	memset(val, 'E', sizeof(val) - 1);
+	for (int sec = 0; sec < 20; sec++) {
+		for (int i = 0; i < 9; i++) {
+			sprintf(key, "s%d.%d", sec, i);
+			put(CMD_SET, key, val);
+		}
+		current_time++;
+	}
+	store_tick(current_time, 1000);
+	current_time++;
+	CHECK(get("s0.3") && cache_readable(get("s0.3")) && get("s1.3") &&
+	      cache_readable(get("s1.3")), "two of the oldest used again");
+	uint64_t ev = stats.evictions;
+	int n = 0;
+	while (stats.evictions < ev + 4 * 9 && n < 2000) {
+		sprintf(key, "n%d", n++);
+		put(CMD_SET, key, val);
+		if (n % 9 == 0)
+			current_time++;     /* newer than the two used again */
+	}
+	int gone[20] = { 0 };
+	for (int sec = 0; sec < 20; sec++) {
+		sprintf(key, "s%d.5", sec);
+		it = index_find(key, strlen(key), index_hash(key, strlen(key)));
+		gone[sec] = !it;
+	}
+	/* 10 values a segment, 9 a second: s2.5 to s6.5 are in segments 2 to 5 */
+	CHECK(!gone[0] && !gone[1] && gone[2] && gone[3] && gone[4] && gone[5] && gone[6] &&
+	      !gone[7] && !gone[19],
+	      "evicted: 0:%d 1:%d 2:%d 3:%d 4:%d 5:%d 6:%d 7:%d 19:%d", gone[0], gone[1], gone[2],
+	      gone[3], gone[4], gone[5], gone[6], gone[7], gone[19]);
+	teardown();
+	printf("ok - eviction list\n");
+}
+
 static void test_cleaner(void)
 {
 	enum { NKEYS = 2000, VLEN = 1000, WRITES = 100000 };
@@ -1468,6 +1517,7 @@ int main(void)
 	test_index_fuzz();
 	test_semantics();
 	test_eviction();
+	test_evict_list();
 	test_cleaner();
 	test_volatile();
 	test_tick_steps();
