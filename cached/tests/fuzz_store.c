@@ -789,6 +789,9 @@ static int run_seed(uint64_t seed, long ops)
 		} else if (c < 940) {
 			op_mg(k);
 		} else if (c < 942) {
+			while (ticking)   /* op_reuse ticks: ticks do not overlap */
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
 			op_reuse();
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
