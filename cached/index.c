@@ -4,9 +4,11 @@
  * Buckets are a power of two; the table doubles when it holds 1.5 items
  * per bucket.  A doubling is incremental, as memcached's assoc.c does it:
  * the new array is allocated at once (calloc: untouched pages cost
- * nothing), and then each insert or remove moves INDEX_REHASH_STEP old
- * buckets into it, and the once-a-second tick INDEX_REHASH_TICK more, so
- * no call holds cache_lock for a whole table's rehash.  Until a bucket has
+ * nothing), and then each insert moves INDEX_REHASH_STEP old buckets into
+ * it, and the once-a-second tick INDEX_REHASH_TICK more, so no call holds
+ * cache_lock for a whole table's rehash.  A remove moves nothing: walks
+ * that remove the item they are given (index_foreach) must see the table
+ * hold still.  Until a bucket has
  * moved, its items are found, inserted and removed in the old array, as
  * memcached does; index_find never moves anything, since gets call it
  * under the shared lock.  Items are malloc'd with the key inline.
@@ -154,10 +156,9 @@ void index_remove(struct item *it)
 			it->hnext = NULL;
 			nitems--;
 			item_bytes -= sizeof(*it) + it->keylen;
-			break;
+			return;
 		}
 	}
-	index_rehash(INDEX_REHASH_STEP);
 }
 
 /* Zeroed item with the key copied in. */

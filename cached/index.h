@@ -77,10 +77,7 @@ struct item *index_find(const char *key, size_t nkey, uint32_t hv);
  */
 void index_insert(struct item *it);
 
-/*
- * Unlink an item from the table (does not free it); moves
- * INDEX_REHASH_STEP buckets of a doubling under way.
- */
+/* Unlink an item from the table (does not free it); moves no bucket. */
 void index_remove(struct item *it);
 
 /* Allocate an unlinked item for a key; NULL on allocation failure. */

@@ -204,6 +204,14 @@ static void fz_count(struct item *it, void *arg)
 	fz_seen(it, arg);
 }
 
+/* A walk that removes the items of even number it is given. */
+static void fz_remove(struct item *it, void *arg)
+{
+	fz_seen(it, arg);
+	if (fz_num(it) % 2 == 0)
+		index_remove(it);
+}
+
 /*
  * The index against a shadow model: random inserts, removes, lookups,
  * ticks and stepped walks from a 16-bucket table to 2^16, so that walks
@@ -323,6 +331,37 @@ static void test_index_fuzz(void)
 		found += index_find(key, (size_t)n, index_hash(key, (size_t)n)) == f.it[j];
 	}
 	CHECK(found == i, "after the doubling %u of %u found", found, i);
+
+	/* a walk that removes half the items, in the middle of a doubling */
+	for (unsigned int j = 0; j < FZ_KEYS; j++)
+		free(f.it[j]);
+	memset(&f, 0, sizeof(f));
+	CHECK(index_init(15) == 0, "index_init");
+	for (i = 0, started = 0; i < FZ_KEYS && !started; i++) {
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i]);
+		started = index_expanding();
+	}
+	for (int j = 0; j < 100; j++) {    /* some buckets moved, most not */
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i++]);
+	}
+	index_foreach(fz_remove, &f);
+	unsigned int more = 0;
+
+	once = 0;
+	for (unsigned int j = 0; j < i; j++) {
+		once += f.seen[j] == 1;
+		more += f.seen[j] > 1;
+	}
+	CHECK(index_expanding() && once == i && more == 0 && f.stray == 0 &&
+	      index_count() == i / 2,
+	      "a removing walk mid-doubling saw %u of %u once, %u more often, %u stray; %llu left",
+	      once, i, more, f.stray, (unsigned long long)index_count());
 	CHECK(index_init(4) == 0, "index_init");
 	for (unsigned int j = 0; j < FZ_KEYS; j++)
 		free(f.it[j]);
