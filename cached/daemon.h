@@ -184,6 +184,8 @@ extern uint64_t stat_conn_yields;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
+/* unmarks a get made without cache_lock (store.c) */
+extern uint64_t stat_unlocked_unmarks;
 /* The fetch pool (fetch.c): fetches waiting for a thread, running, and
  * misses that waited for a fetch of the same key (stats.c). */
 extern uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;

@@ -2,8 +2,16 @@
  * index.c - chained hash table of items (see index.h).
  *
  * Buckets are a power of two; the table doubles when it holds 1.5 items
- * per bucket, rehashing in one step under cache_lock (cheap next to the
- * work that produced the items).  Items are malloc'd with the key inline.
+ * per bucket.  A doubling is incremental, as memcached's assoc.c does it:
+ * the new array is allocated at once (calloc: untouched pages cost
+ * nothing), and then each insert moves INDEX_REHASH_STEP old buckets into
+ * it, and the once-a-second tick INDEX_REHASH_TICK more, so no call holds
+ * cache_lock for a whole table's rehash.  A remove moves nothing: walks
+ * that remove the item they are given (index_foreach) must see the table
+ * hold still.  Until a bucket has
+ * moved, its items are found, inserted and removed in the old array, as
+ * memcached does; index_find never moves anything, since gets call it
+ * under the shared lock.  Items are malloc'd with the key inline.
  * Scrapes walk the table in steps (index_walk) and drop the lock between
  * them.
  */
@@ -12,10 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct item **buckets;
+static struct item **buckets;           /* the primary array, 2^hashpower */
 static unsigned hashpower;
+static struct item **old_buckets;       /* while expanding: 2^(hashpower - 1) */
+static uint64_t expand_bucket;          /* old buckets below it have moved */
 static uint64_t nitems;
 static uint64_t item_bytes;
+static uint64_t expansions;
 
 /* FNV-1a over the key, finished with a multiply-shift mix. */
 uint32_t index_hash(const char *key, size_t nkey)
@@ -36,6 +47,10 @@ uint32_t index_hash(const char *key, size_t nkey)
 int index_init(unsigned hp)
 {
 	free(buckets);
+	free(old_buckets);
+	old_buckets = NULL;
+	expand_bucket = 0;
+	expansions = 0;
 	hashpower = hp < 4 ? 4 : hp;
 	buckets = calloc((size_t)1 << hashpower, sizeof(*buckets));
 	nitems = 0;
@@ -43,10 +58,25 @@ int index_init(unsigned hp)
 	return buckets ? 0 : -1;
 }
 
+/*
+ * The chain a hash value lives on: in the old array while its bucket there
+ * has not moved yet, else in the primary one.
+ */
+static struct item **chain_of(uint32_t hv)
+{
+	if (old_buckets) {
+		uint64_t ob = hv & ((1u << (hashpower - 1)) - 1);
+
+		if (ob >= expand_bucket)
+			return &old_buckets[ob];
+	}
+	return &buckets[hv & ((1u << hashpower) - 1)];
+}
+
 /* Look a key up in its chain. */
 struct item *index_find(const char *key, size_t nkey, uint32_t hv)
 {
-	struct item *it = buckets[hv & ((1u << hashpower) - 1)];
+	struct item *it = *chain_of(hv);
 
 	for (; it; it = it->hnext)
 		if (it->hash == hv && it->keylen == nkey &&
@@ -55,46 +85,70 @@ struct item *index_find(const char *key, size_t nkey, uint32_t hv)
 	return NULL;
 }
 
-/* Double the bucket array; on allocation failure keep the old one. */
+/*
+ * Move up to n old buckets into the primary array; the last one moved
+ * frees the old array.  Returns the buckets moved.
+ */
+unsigned int index_rehash(unsigned int n)
+{
+	uint64_t osize = (uint64_t)1 << (hashpower - 1);
+	unsigned int moved = 0;
+
+	if (!old_buckets)
+		return 0;
+	for (; moved < n && expand_bucket < osize; moved++, expand_bucket++) {
+		struct item *it = old_buckets[expand_bucket], *next;
+
+		for (; it; it = next) {
+			size_t nbk = it->hash & ((1u << hashpower) - 1);
+
+			next = it->hnext;
+			it->hnext = buckets[nbk];
+			buckets[nbk] = it;
+		}
+		old_buckets[expand_bucket] = NULL;
+	}
+	if (expand_bucket == osize) {
+		free(old_buckets);
+		old_buckets = NULL;
+		expand_bucket = 0;
+	}
+	return moved;
+}
+
+/* Start doubling the bucket array; on allocation failure keep the old one. */
 static void index_grow(void)
 {
-	unsigned np = hashpower + 1;
-	struct item **nb = calloc((size_t)1 << np, sizeof(*nb));
+	struct item **nb = calloc((size_t)1 << (hashpower + 1), sizeof(*nb));
 
 	if (!nb)
 		return;
-	for (size_t b = 0; b < ((size_t)1 << hashpower); b++) {
-		struct item *it = buckets[b], *next;
-
-		for (; it; it = next) {
-			next = it->hnext;
-			size_t nbk = it->hash & ((1u << np) - 1);
-			it->hnext = nb[nbk];
-			nb[nbk] = it;
-		}
-	}
-	free(buckets);
+	old_buckets = buckets;
 	buckets = nb;
-	hashpower = np;
+	hashpower++;
+	expand_bucket = 0;
+	expansions++;
 }
 
 /* Push an item on its chain; grow when the load passes 1.5. */
 void index_insert(struct item *it)
 {
-	size_t b = it->hash & ((1u << hashpower) - 1);
+	struct item **chain = chain_of(it->hash);
 
-	it->hnext = buckets[b];
-	buckets[b] = it;
+	it->hnext = *chain;
+	*chain = it;
 	nitems++;
 	item_bytes += sizeof(*it) + it->keylen;
-	if (hashpower < 31 && nitems > ((uint64_t)3 << hashpower) / 2)
+	if (old_buckets)
+		index_rehash(INDEX_REHASH_STEP);
+	else if (hashpower < 31 && nitems > ((uint64_t)3 << hashpower) / 2)
 		index_grow();
 }
 
 /* Unlink from the chain. */
 void index_remove(struct item *it)
 {
-	struct item **pp = &buckets[it->hash & ((1u << hashpower) - 1)];
+	struct item **pp = chain_of(it->hash);
 
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == it) {
@@ -126,6 +180,16 @@ unsigned int index_hashpower(void)
 	return hashpower;
 }
 
+bool index_expanding(void)
+{
+	return old_buckets != NULL;
+}
+
+uint64_t index_expansions(void)
+{
+	return expansions;
+}
+
 uint64_t index_count(void)
 {
 	return nitems;
@@ -134,20 +198,32 @@ uint64_t index_count(void)
 /* Items plus buckets. */
 uint64_t index_mem_bytes(void)
 {
-	return item_bytes + (sizeof(struct item *) << hashpower);
+	return item_bytes + (sizeof(struct item *) << hashpower) +
+	       (old_buckets ? sizeof(struct item *) << (hashpower - 1) : 0);
 }
 
-/* Walk every chain; the next pointer is read before calling fn. */
+/* Call fn on each item of a chain; the next pointer is read first. */
+static unsigned int chain_each(struct item *it,
+			       void (*fn)(struct item *it, void *arg), void *arg)
+{
+	struct item *next;
+	unsigned int n = 0;
+
+	for (; it; it = next, n++) {
+		next = it->hnext;
+		fn(it, arg);
+	}
+	return n;
+}
+
+/* Walk every chain of both arrays. */
 void index_foreach(void (*fn)(struct item *it, void *arg), void *arg)
 {
-	for (size_t b = 0; b < ((size_t)1 << hashpower); b++) {
-		struct item *it = buckets[b], *next;
-
-		for (; it; it = next) {
-			next = it->hnext;
-			fn(it, arg);
-		}
-	}
+	if (old_buckets)
+		for (size_t b = expand_bucket; b < ((size_t)1 << (hashpower - 1)); b++)
+			chain_each(old_buckets[b], fn, arg);
+	for (size_t b = 0; b < ((size_t)1 << hashpower); b++)
+		chain_each(buckets[b], fn, arg);
 }
 
 static uint64_t rev64(uint64_t v)
@@ -162,22 +238,29 @@ static uint64_t rev64(uint64_t v)
  * The cursor counts in the bucket index's bits reversed: the next bucket
  * is the reversed increment of the current one.  After a doubling, bucket
  * b's items sit in b and b + old size, which in reversed order are
- * neighbours, so the walk neither repeats nor skips them.
+ * neighbours, so the walk neither repeats nor skips them.  While the table
+ * expands, a step visits the cursor's old bucket (unless it has moved) and
+ * both primary buckets it expands to, and advances the cursor in the old
+ * array's size, as Redis' dictScan does with its two tables.
  */
 bool index_walk(uint64_t *cursor, unsigned int budget,
 		void (*fn)(struct item *it, void *arg), void *arg)
 {
-	uint64_t mask = ((uint64_t)1 << hashpower) - 1;
+	unsigned int bits = old_buckets ? hashpower - 1 : hashpower;
+	uint64_t mask = ((uint64_t)1 << bits) - 1;
 	uint64_t v = *cursor;
 	unsigned int seen = 0;
 
 	do {
-		struct item *it = buckets[v & mask], *next;
+		if (old_buckets) {
+			uint64_t ob = v & mask;
 
-		for (; it; it = next) {
-			next = it->hnext;
-			fn(it, arg);
-			seen++;
+			if (ob >= expand_bucket)
+				seen += chain_each(old_buckets[ob], fn, arg);
+			seen += chain_each(buckets[ob], fn, arg);
+			seen += chain_each(buckets[ob | (mask + 1)], fn, arg);
+		} else {
+			seen += chain_each(buckets[v & mask], fn, arg);
 		}
 		v |= ~mask;
 		v = rev64(rev64(v) + 1);

@@ -71,10 +71,13 @@ int index_init(unsigned hashpower);
 /* Find the item of a key, or NULL. */
 struct item *index_find(const char *key, size_t nkey, uint32_t hv);
 
-/* Insert an item (its key must not be present).  May grow the table. */
+/*
+ * Insert an item (its key must not be present).  May start doubling the
+ * table, and moves INDEX_REHASH_STEP buckets of a doubling under way.
+ */
 void index_insert(struct item *it);
 
-/* Unlink an item from the table (does not free it). */
+/* Unlink an item from the table (does not free it); moves no bucket. */
 void index_remove(struct item *it);
 
 /* Allocate an unlinked item for a key; NULL on allocation failure. */
@@ -102,8 +105,27 @@ void index_foreach(void (*fn)(struct item *it, void *arg), void *arg);
 bool index_walk(uint64_t *cursor, unsigned int budget,
 		void (*fn)(struct item *it, void *arg), void *arg);
 
-/* log2 of the number of buckets (the unit tests). */
+/* log2 of the number of buckets (of the new array while doubling). */
 unsigned int index_hashpower(void);
+
+/* True while a doubling is under way (stats: hash_is_expanding). */
+bool index_expanding(void);
+
+/* Doublings started since index_init. */
+uint64_t index_expansions(void);
+
+/*
+ * Move up to n buckets of a doubling under way into the new array (the
+ * tick calls it, under cache_lock held exclusively); returns how many
+ * moved, 0 when no doubling is under way.
+ */
+unsigned int index_rehash(unsigned int n);
+
+/* Old buckets an insert or a remove moves while the table doubles. */
+#define INDEX_REHASH_STEP 64
+/* Old buckets the once-a-second tick moves, and per hold of the lock. */
+#define INDEX_REHASH_TICK 16384
+#define INDEX_REHASH_HOLD 4096
 
 /* Items a scrape looks at per hold of the shared lock (index_walk). */
 #define INDEX_WALK_STEP 1000

@@ -25,8 +25,10 @@
  *   punch   MADV_DONTNEED (the pages go back at once and read as zeros).
  *
  * Marks and words are kept per page beside the mapping (9 bytes per 4 KiB
- * page: 0.2% of the store).  Calls are made under the store's lock, as
- * the fadvise calls of volatile mode are.
+ * page: 0.2% of the store).  Calls are made as the fadvise calls of
+ * volatile mode are: under the store's lock, except the unmark of a
+ * segment a get claimed (store.c), which runs without it and touches
+ * only that segment's pages and their entries here.
  */
 #define _GNU_SOURCE
 #include "madvfree.h"

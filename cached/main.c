@@ -30,6 +30,7 @@
 #include "daemon.h"
 #include "listen.h"
 #include "fetch.h"
+#include "index.h"
 #include "origin.h"
 #include "madvfree.h"
 #include "psi.h"
@@ -348,17 +349,35 @@ static uint32_t clock_now(void)
 	return wall_start + (uint32_t)(t.tv_sec - mono_start.tv_sec);
 }
 
-/* Once a second: the clock, then idle data goes volatile. */
+/*
+ * Once a second: the clock, then idle data goes volatile, and a doubling
+ * of the index under way moves a bounded share of its buckets.  Each step
+ * is bounded and takes the lock on its own, so gets and sets get in
+ * between the steps of a tick that has much to mark.
+ */
 static void clock_cb(evutil_socket_t fd, short what, void *arg)
 {
+	uint32_t cursor = 0;
+	bool more;
+
 	(void)fd;
 	(void)what;
 	(void)arg;
 
 	clock_set(clock_now());
-	cache_wrlock();
-	store_tick(clock_secs(), (uint32_t)settings.idle_secs);
-	cache_unlock();
+	do {
+		cache_wrlock();
+		more = store_tick_step(clock_secs(), (uint32_t)settings.idle_secs, &cursor,
+				       STORE_TICK_MARKS);
+		cache_unlock();
+	} while (more);
+	for (int i = 0; i < INDEX_REHASH_TICK / INDEX_REHASH_HOLD; i++) {
+		cache_wrlock();
+		more = index_rehash(INDEX_REHASH_HOLD) == INDEX_REHASH_HOLD;
+		cache_unlock();
+		if (!more)
+			break;
+	}
 }
 
 /* Keep a few populated spare segments ready for the workers. */

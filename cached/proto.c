@@ -246,7 +246,7 @@ void rebuild_lost(struct conn *c, const char *key, size_t nkey, uint32_t hv)
 /* A get's key for the fetch pool, unless the cache can serve it. */
 void proto_collect_key(struct conn *c, const char *key, size_t nkey)
 {
-	uint32_t hv = index_hash(key, nkey), now = clock_secs();
+	uint32_t hv = index_hash(key, nkey), now = clock_secs(), wake = SEG_NONE;
 	struct item *it;
 	bool hot, expired;
 
@@ -254,9 +254,13 @@ void proto_collect_key(struct conn *c, const char *key, size_t nkey)
 	it = index_find(key, nkey, hv);
 	hot = it && it->state == ITEM_OK && cache_alive(it, now) &&
 	      store_touch_hot(it, now);
+	if (it && !hot && cache_alive(it, now))
+		wake = store_claim_wake(it);    /* cold: unmark it without the lock */
 	cache_unlock();
 	if (hot)
 		return;         /* the common case: the second pass serves it */
+	if (wake != SEG_NONE)
+		store_wake_unlocked(wake);
 	cache_wrlock();
 	it = cache_lookup(key, nkey, hv, &expired);
 	if (it && cache_readable(it)) {

@@ -423,6 +423,140 @@ static struct item *meta_lookup(struct conn *c, const char *key, size_t nkey,
 	return NULL;
 }
 
+/*
+ * The return flags of a hit, in the order asked, into *pp; T, N and R
+ * take effect here.  The item's metadata is read as a reader under the
+ * shared lock must (the fast path below).  False when an opaque token is
+ * too long.
+ */
+static bool meta_hit_flags(char **pp, token_t *tokens, size_t ntokens,
+			   struct item *it, const struct mflags *of, uint32_t now,
+			   uint32_t prev_atime, uint8_t prev_mflags, bool created,
+			   bool *won, bool *ttl_set)
+{
+	uint8_t mflags = __atomic_load_n(&it->mflags, __ATOMIC_RELAXED);
+	char *p = *pp;
+
+	for (size_t i = 2; i < ntokens - 1; i++) {
+		switch (tokens[i].value[0]) {
+		case 'T':
+			*ttl_set = true;
+			it->exptime = of->exptime;
+			break;
+		case 'N':
+			if (created) {
+				it->exptime = of->autoviv_exptime;
+				*won = true;
+			}
+			break;
+		case 'R':
+			if (!(mflags & MF_TOKEN) && !created &&
+			    it->exptime != 0 && it->exptime < of->recache_time)
+				*won = true;
+			break;
+		case 's':
+			p = put_flag(p, 's');
+			p = put_u64(p, it->vlen);
+			break;
+		case 't':
+			p = put_ttl(p, item_exptime(it), now);
+			break;
+		case 'c':
+			p = put_flag(p, 'c');
+			p = put_u64(p, it->cas);
+			break;
+		case 'f':
+			p = put_flag(p, 'f');
+			p = put_u64(p, it->flags);
+			break;
+		case 'l':
+			p = put_flag(p, 'l');
+			p = put_u64(p, (uint32_t)(now - prev_atime));
+			break;
+		case 'h':
+			p = put_flag(p, 'h');
+			*p++ = prev_mflags & MF_FETCHED ? '1' : '0';
+			break;
+		case 'O':
+			if (!put_opaque(&p, &tokens[i]))
+				return false;
+			break;
+		case 'k':
+			p = put_key(p, it->key, it->keylen, mflags & MF_BINKEY);
+			break;
+		}
+	}
+	*pp = p;
+	return true;
+}
+
+/*
+ * mg's fast path, under the shared lock: a hit on hot data whose flags
+ * only read (no T, N or R), on an item with nothing pending (no win token,
+ * stale or purge flag) and no fetch of this command, is answered here,
+ * the access time and the fetched bit stored atomically as a text get's
+ * fast path does.  A value in a volatile segment has its unmark claimed
+ * and made after the lock is dropped.  Returns false, having sent
+ * nothing, for everything else, which the exclusive path answers.
+ */
+static bool meta_get_fast(struct conn *c, token_t *tokens, size_t ntokens,
+			  const struct mflags *of, const char *key, size_t nkey,
+			  uint32_t hv)
+{
+	char line[META_LINE_MAX], *p = line;
+	uint32_t now = clock_secs(), prev_atime, wake = SEG_NONE;
+	uint8_t prev_mflags;
+	struct item *it;
+	bool won = false, ttl_set = false, ok = false;
+
+	if (of->vivify || of->recache || of->new_ttl || conn_find_fetched(c, key, nkey))
+		return false;
+	cache_rdlock();
+	it = index_find(key, nkey, hv);
+	if (!it || it->state != ITEM_OK || !cache_alive(it, now))
+		goto out;
+	prev_mflags = __atomic_load_n(&it->mflags, __ATOMIC_RELAXED);
+	if (prev_mflags & (MF_TOKEN | MF_STALE | MF_PURGED))
+		goto out;
+	if (!store_touch_hot(it, now)) {
+		wake = store_claim_wake(it);
+		goto out;
+	}
+	if (settings.verify &&
+	    cache_csum(store_ptr(it->off), it->vlen + 2) != it->csum)
+		goto out;
+	prev_atime = __atomic_load_n(&it->atime, __ATOMIC_RELAXED);
+	if (of->value) {
+		memcpy(p, "VA ", 3);
+		p = put_u64(p + 3, it->vlen);
+	} else {
+		memcpy(p, "HD", 2);
+		p += 2;
+	}
+	if (!meta_hit_flags(&p, tokens, ntokens, it, of, now, prev_atime,
+			    prev_mflags, false, &won, &ttl_set))
+		goto out;
+	memcpy(p, "\r\n", 2);
+	p += 2;
+	evbuffer_add(c->out, line, (size_t)(p - line));
+	if (of->value)
+		evbuffer_add(c->out, store_ptr(it->off), (size_t)it->vlen + 2);
+	if (!of->no_update) {
+		if (!(prev_mflags & MF_FETCHED))
+			__atomic_fetch_or(&it->mflags, MF_FETCHED, __ATOMIC_RELAXED);
+		if (prev_atime != now)
+			__atomic_store_n(&it->atime, now, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_add(&stats.cmd_get, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&stats.get_hits, 1, __ATOMIC_RELAXED);
+	ok = true;
+out:
+	cache_unlock();
+	if (wake != SEG_NONE)
+		store_wake_unlocked(wake);
+	return ok;
+}
+
 static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	struct mflags of = { 0 };
@@ -433,7 +567,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	uint8_t prev_mflags = 0;
 	struct item *it;
 	const char *key;
-	size_t nkey, i;
+	size_t nkey;
 
 	if (ntokens < 3) {
 		out_string(c, "ERROR");
@@ -455,6 +589,8 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	key = tokens[1].value;
 	nkey = tokens[1].length;
 	hv = index_hash(key, nkey);
+	if (meta_get_fast(c, tokens, ntokens, &of, key, nkey, hv))
+		return;
 
 	cache_wrlock();
 	{
@@ -500,57 +636,10 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 		memcpy(p, "HD", 2);
 		p += 2;
 	}
-	for (i = 2; i < ntokens - 1; i++) {
-		switch (tokens[i].value[0]) {
-		case 'T':
-			ttl_set = true;
-			it->exptime = of.exptime;
-			break;
-		case 'N':
-			if (created) {
-				it->exptime = of.autoviv_exptime;
-				won = true;
-			}
-			break;
-		case 'R':
-			if (!(it->mflags & MF_TOKEN) && !created &&
-			    it->exptime != 0 && it->exptime < of.recache_time)
-				won = true;
-			break;
-		case 's':
-			p = put_flag(p, 's');
-			p = put_u64(p, it->vlen);
-			break;
-		case 't':
-			p = put_ttl(p, it->exptime, now);
-			break;
-		case 'c':
-			p = put_flag(p, 'c');
-			p = put_u64(p, it->cas);
-			break;
-		case 'f':
-			p = put_flag(p, 'f');
-			p = put_u64(p, it->flags);
-			break;
-		case 'l':
-			p = put_flag(p, 'l');
-			p = put_u64(p, (uint32_t)(now - prev_atime));
-			break;
-		case 'h':
-			p = put_flag(p, 'h');
-			*p++ = prev_mflags & MF_FETCHED ? '1' : '0';
-			break;
-		case 'O':
-			if (!put_opaque(&p, &tokens[i])) {
-				errstr = "CLIENT_ERROR opaque token too long";
-				goto error;
-			}
-			break;
-		case 'k':
-			p = put_key(p, it->key, it->keylen,
-				    it->mflags & MF_BINKEY);
-			break;
-		}
+	if (!meta_hit_flags(&p, tokens, ntokens, it, &of, now, prev_atime,
+			    prev_mflags, created, &won, &ttl_set)) {
+		errstr = "CLIENT_ERROR opaque token too long";
+		goto error;
 	}
 	/* Z before X before W, as memcached: W and Z never go together */
 	if (it->mflags & MF_TOKEN)

@@ -178,7 +178,7 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 				  uint32_t hv, bool ret_cas, bool touch,
 				  uint32_t exptime)
 {
-	uint32_t now = clock_secs();
+	uint32_t now = clock_secs(), wake = SEG_NONE;
 	struct item *it;
 	enum get_fast_res res = FAST_SLOW;
 
@@ -211,8 +211,12 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 			STAT_ADD(get_hits);
 		}
 		res = FAST_HIT;
+	} else if (it && cache_alive(it, now)) {
+		wake = store_claim_wake(it);    /* cold: unmark it without the lock */
 	}
 	cache_unlock();
+	if (wake != SEG_NONE)
+		store_wake_unlocked(wake);
 	return res;
 }
 

@@ -74,6 +74,8 @@ void stats_emit(struct evbuffer *out)
 	store_get_stats(&st);
 	s.curr_items = index_count();
 	uint64_t imem = index_mem_bytes();
+	unsigned int hpower = index_hashpower();
+	bool expanding = index_expanding();
 	uint64_t maxbytes = settings.maxbytes;   /* cache_memlimit changes it */
 	cache_unlock();
 	cache_lock_waits_sum(&waits);
@@ -117,6 +119,9 @@ void stats_emit(struct evbuffer *out)
 	U("bytes_written", __atomic_load_n(&stat_bytes_written, __ATOMIC_RELAXED));
 	U("limit_maxbytes", maxbytes);
 	U("threads", settings.num_threads);
+	U("hash_power_level", hpower);
+	U("hash_bytes", (uint64_t)sizeof(void *) << hpower);
+	U("hash_is_expanding", expanding);
 	U("bytes", st.value_bytes);
 	U("curr_items", s.curr_items);
 	U("total_items", s.total_items);
@@ -143,6 +148,7 @@ void stats_emit(struct evbuffer *out)
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
+	U("volatile_unmarks_unlocked", __atomic_load_n(&stat_unlocked_unmarks, __ATOMIC_RELAXED));
 	U("volatile_mark_failures", s.mark_failures);
 	U("volatile_unmark_failures", s.unmark_failures);
 	U("quarantined_segments", st.quarantined);
@@ -219,6 +225,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_conn_yields, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_unlocked_unmarks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();

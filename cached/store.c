@@ -59,6 +59,17 @@
  * Two holds are not states: refs (replies in flight that point into the
  * segment, atomic) and pinned (the store is moving the segment's items
  * and must not see it freed under its feet).
+ *
+ * The unmark of an IDLE segment that a get is about to read runs outside
+ * cache_lock: under the shared lock the get claims the segment's wake-up
+ * (wake: NONE -> CLAIMED, atomic; one thread wins), drops the lock, makes
+ * the call and posts its answer (wake_res, then wake DONE), and only then
+ * takes the lock exclusively for the read.  The segment stays IDLE all
+ * along, so every path that leaves IDLE still goes through seg_unmark(),
+ * which, for a claimed segment, waits for the posted answer and uses it
+ * instead of calling the kernel again (a second unmark would report no
+ * purge for a range the first found purged).  Posted answers that no get
+ * came back for are used by the next tick (nwoken).
  */
 #define _GNU_SOURCE
 #include "store.h"
@@ -67,6 +78,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -146,8 +158,12 @@ struct seg {
 	uint32_t nitems;
 	uint32_t atime;
 	uint32_t dead_by;   /* latest expiry of its items (a hint), 0 = none */
+	uint32_t wake;      /* IDLE: WAKE_NONE, _CLAIMED or _DONE (atomic) */
+	long wake_res;      /* the unmark's answer, once wake is WAKE_DONE */
 	struct item *items;
 };
+
+enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE };
 
 char *store_base;
 int store_fd = -1;
@@ -160,6 +176,7 @@ static uint64_t used_bytes, value_bytes, vol_bytes, vol_ranges;
 static uint64_t nsmall, nlarge;
 static bool vol_enabled;
 static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
+static uint32_t ncold, cold_pos, ncold_next;   /* eviction's list (coldest()) */
 
 /*
  * Freed small segments are kept "warm" on a stack instead of being punched
@@ -172,6 +189,7 @@ static uint32_t cursor, reap_cursor, compact_cursor;   /* slot scans */
 static uint32_t *warm;
 static uint32_t nwarm;
 static uint32_t nzombies, nquarantined;
+static uint32_t nwoken;   /* segments with an answer posted, not used yet (atomic) */
 
 /*
  * Items and bytes per memcached slab class (stats items, stats slabs),
@@ -352,6 +370,8 @@ int store_init(uint64_t maxbytes, bool vol)
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
+	nwoken = 0;
+	ncold = cold_pos = ncold_next = 0;
 	nspare = nspare_out = 0;
 	cursor = reap_cursor = compact_cursor = 0;
 	lost_head = lost_tail = NULL;
@@ -406,8 +426,18 @@ static void punch(uint32_t s, uint64_t len)
 static long seg_unmark(uint32_t s)
 {
 	struct seg *g = &segs[s];
-	long r = kern_unmark(seg_off(s), seg_span(s));
+	long r;
 
+	if (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_NONE) {
+		/* a get is unmarking it outside the lock: its answer holds */
+		while (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_DONE)
+			sched_yield();
+		r = g->wake_res;
+		__atomic_store_n(&g->wake, WAKE_NONE, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&nwoken, 1, __ATOMIC_RELAXED);
+	} else {
+		r = kern_unmark(seg_off(s), seg_span(s));
+	}
 	stats.unmarks++;
 	if (r < 0) {
 		stats.unmark_failures++;
@@ -728,21 +758,109 @@ static bool seg_evictable(uint32_t s, bool allow_active)
 	return seg_holds(g) && !g->pinned && (s != active || allow_active);
 }
 
+/*
+ * Eviction takes the coldest evictable segment (oldest access time, then
+ * fewest objects).  A scan of every slot per eviction held the exclusive
+ * lock over the whole table (262,144 slots for 64 GB), so the coldest
+ * COLD_CANDS segments are kept in a sorted list instead: the tick builds
+ * it in steps of TICK_SCAN slots (into cold_next, published when its walk
+ * ends), and an eviction takes the first candidate still evictable with
+ * the access time it was listed with.  A segment used since is hotter than
+ * listed and is skipped; none can have grown colder than its listing,
+ * since access times only grow between ticks (the tick's compaction runs
+ * before its walk).  When the list runs dry, one full scan refills it.
+ */
+#define COLD_CANDS 256
+
+struct cold {
+	uint32_t s, atime, nitems;
+};
+
+static struct cold cold_list[COLD_CANDS], cold_next[COLD_CANDS], cold_tmp[COLD_CANDS];
+
+static bool colder(const struct cold *a, const struct cold *b)
+{
+	return a->atime < b->atime || (a->atime == b->atime && a->nitems < b->nitems);
+}
+
+/* Offer slot s to a max-heap of the coldest (heap[0] the warmest kept). */
+static void cold_offer(struct cold *heap, uint32_t *n, uint32_t s)
+{
+	struct cold c = { s, segs[s].atime, segs[s].nitems };
+	uint32_t i;
+
+	if (*n < COLD_CANDS) {
+		for (i = (*n)++; i && colder(&heap[(i - 1) / 2], &c); i = (i - 1) / 2)
+			heap[i] = heap[(i - 1) / 2];
+		heap[i] = c;
+		return;
+	}
+	if (!colder(&c, &heap[0]))
+		return;
+	for (i = 0;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct cold *big = &c;
+
+		if (l < *n && colder(big, &heap[l])) {
+			m = l;
+			big = &heap[l];
+		}
+		if (r < *n && colder(big, &heap[r]))
+			m = r;
+		if (m == i)
+			break;
+		heap[i] = heap[m];
+		i = m;
+	}
+	heap[i] = c;
+}
+
+static int cold_cmp(const void *a, const void *b)
+{
+	return colder(a, b) ? -1 : colder(b, a) ? 1 : 0;
+}
+
+/* A built heap becomes the list evictions take from, coldest first. */
+static void cold_publish(const struct cold *heap, uint32_t n)
+{
+	memcpy(cold_list, heap, n * sizeof(*heap));
+	qsort(cold_list, n, sizeof(*cold_list), cold_cmp);
+	ncold = n;
+	cold_pos = 0;
+}
+
 /* Coldest evictable segment, or SEG_NONE. */
 static uint32_t coldest(bool allow_active)
 {
-	uint32_t best = SEG_NONE;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = cold_pos; i < ncold; i++) {
+			struct cold *c = &cold_list[i];
+			uint32_t s = c->s;
 
-	for (uint32_t s = 0; s < nslots; s++) {
-		struct seg *g = &segs[s];
+			if (s == SEG_NONE)
+				continue;
+			if (s >= nslots || !seg_holds(&segs[s]) || segs[s].atime != c->atime) {
+				c->s = SEG_NONE;        /* gone, or used since */
+				continue;
+			}
+			if (!seg_evictable(s, allow_active))
+				continue;               /* pinned, or the active one */
+			c->s = SEG_NONE;
+			while (cold_pos < ncold && cold_list[cold_pos].s == SEG_NONE)
+				cold_pos++;
+			return s;
+		}
+		if (pass == 0) {
+			/* dry: one full scan refills the list */
+			uint32_t n = 0;
 
-		if (!seg_evictable(s, allow_active))
-			continue;
-		if (best == SEG_NONE || g->atime < segs[best].atime ||
-		    (g->atime == segs[best].atime && g->nitems < segs[best].nitems))
-			best = s;
+			for (uint32_t s = 0; s < nslots; s++)
+				if (seg_holds(&segs[s]))
+					cold_offer(cold_tmp, &n, s);
+			cold_publish(cold_tmp, n);
+		}
 	}
-	return best;
+	return SEG_NONE;
 }
 
 /*
@@ -1203,6 +1321,43 @@ int store_prepare_read(struct item *it, uint32_t now)
 	return 0;
 }
 
+uint32_t store_claim_wake(const struct item *it)
+{
+	uint32_t s = it->seg, none = WAKE_NONE;
+	struct seg *g;
+
+	if (it->state != ITEM_OK || s == SEG_NONE)
+		return SEG_NONE;
+	g = &segs[s];
+	if (g->state != SEG_IDLE || g->pinned ||
+	    !__atomic_compare_exchange_n(&g->wake, &none, WAKE_CLAIMED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return SEG_NONE;
+	return s;
+}
+
+void store_wake_unlocked(uint32_t s)
+{
+	struct seg *g = &segs[s];
+
+	g->wake_res = kern_unmark(seg_off(s), seg_span(s));
+	__atomic_fetch_add(&stat_unlocked_unmarks, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&nwoken, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->wake, WAKE_DONE, __ATOMIC_RELEASE);
+}
+
+/* The tick: use the answers of unmarks that no get came back for. */
+static void settle_woken(void)
+{
+	for (uint32_t s = 0; __atomic_load_n(&nwoken, __ATOMIC_RELAXED) && s < nslots; s++) {
+		struct seg *g = &segs[s];
+
+		if (g->state == SEG_IDLE && !g->pinned &&
+		    __atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) == WAKE_DONE)
+			seg_wake(s);
+	}
+}
+
 int store_probe(struct item *it)
 {
 	if (it->state == ITEM_LOST)
@@ -1297,12 +1452,15 @@ static bool seg_markable(uint32_t s, uint32_t now, uint32_t idle_secs)
 	       now - g->atime >= idle_secs;
 }
 
-void store_tick(uint32_t now, uint32_t idle_secs)
+/* The tick's upkeep, each part bounded: sweep, quarantine, seal, compact. */
+static void store_upkeep(uint32_t now, uint32_t idle_secs)
 {
 	uint32_t compacted = 0;
 	uint64_t scanned = 0;
 
 	store_sweep();
+	if (__atomic_load_n(&nwoken, __ATOMIC_RELAXED))
+		settle_woken();
 	if (nquarantined)
 		quarantine_retry();
 	if (active != SEG_NONE && now - segs[active].atime >= idle_secs)
@@ -1325,11 +1483,48 @@ void store_tick(uint32_t now, uint32_t idle_secs)
 		if (seg_compact(s, now, idle_secs))
 			compacted++;
 	}
-	if (!vol_enabled)
-		return;
-	for (uint32_t s = 0; s < nslots; s++)
-		if (seg_markable(s, now, idle_secs))
+}
+
+/*
+ * The tick is cut into steps so that the lock is dropped between them:
+ * the first step does the upkeep (sweep, quarantine, seal, compaction,
+ * each bounded) and every step marks at most max_marks segments after
+ * looking at at most TICK_SCAN slots.  A large cache that goes idle at
+ * once is marked in one tick still, one batch per hold of the lock.
+ */
+#define TICK_SCAN 8192
+
+bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
+		     uint32_t max_marks)
+{
+	uint32_t marked = 0, scanned = 0, s;
+
+	if (*cursor == 0) {
+		store_upkeep(now, idle_secs);
+		ncold_next = 0;         /* the eviction list's walk starts over */
+	}
+	for (s = *cursor ? *cursor - 1 : 0; s < nslots && scanned < TICK_SCAN &&
+	     marked < max_marks; s++, scanned++) {
+		if (seg_holds(&segs[s]))
+			cold_offer(cold_next, &ncold_next, s);
+		if (vol_enabled && seg_markable(s, now, idle_secs)) {
 			seg_mark(s, round_up(segs[s].used, PAGE));
+			marked++;
+		}
+	}
+	*cursor = s + 1;
+	if (s < nslots)
+		return true;
+	cold_publish(cold_next, ncold_next);
+	return false;
+}
+
+void store_tick(uint32_t now, uint32_t idle_secs)
+{
+	uint32_t cursor = 0;
+
+	while (store_tick_step(now, idle_secs, &cursor, STORE_TICK_MARKS))
+		;
 }
 
 /* psi mode: lose the coldest segment's objects; its charge, 0 if none. */

@@ -62,6 +62,19 @@ void store_unlink(struct item *it);
 int store_prepare_read(struct item *it, uint32_t now);
 
 /*
+ * Under the shared lock: when it's value sits in a segment marked volatile
+ * whose wake-up no other thread claimed, claim it and return the segment,
+ * else SEG_NONE.  The caller drops the lock, calls store_wake_unlocked()
+ * and then takes the lock exclusively to read: the unmark system call
+ * runs outside every lock.  The answer is used by the next unmark of the
+ * segment under the lock (or by the next tick).
+ */
+uint32_t store_claim_wake(const struct item *it);
+
+/* No lock held: unmark the segment claimed and post the answer. */
+void store_wake_unlocked(uint32_t s);
+
+/*
  * Learn whether an item's bytes are still there without reading them:
  * unmarks its segment if it is volatile.  Returns 1 when the item is (now)
  * ITEM_LOST, else 0.
@@ -81,7 +94,18 @@ void store_lose(struct item *it);
 /* Remove a lost or stored item from index and store and free it. */
 void store_forget(struct item *it);
 
-/* Mark segments idle for idle_secs as volatile (one call per range). */
+/*
+ * One step of the once-a-second tick: upkeep first (*cursor 0 starts a
+ * tick), then segments idle for idle_secs marked volatile, one call per
+ * range, at most max_marks per step (the daemon: STORE_TICK_MARKS).
+ * Returns true while the tick has more to do; the caller may drop
+ * cache_lock between steps.
+ */
+bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
+		     uint32_t max_marks);
+#define STORE_TICK_MARKS 64
+
+/* A whole tick, every step under one hold of the lock (the tests). */
 void store_tick(uint32_t now, uint32_t idle_secs);
 
 /* Punch out the coldest data until about bytes are dropped (PSI mode). */

@@ -28,6 +28,14 @@ fetch; BENCH_STALL_ROUNDS rounds (5) of BENCH_STALL_SECONDS (2), the two
 cases alternating, medians over rounds; with the fetch pool (default
 --fetch-threads 4) and, once, with --fetch-threads 0 (every fetch in the
 worker thread, as before the pool).  BENCH_ONLY=stall runs only this part.
+The same with an upstream origin (BENCH_ONLY=upstream, also after the
+stall): Debian's memcached behind a proxy that hands every reply back
+BENCH_UPSTREAM_MS (5) ms after memcached sent it (the order of the bytes
+kept, so pipelined requests stay pipelined), cached -t 1 --origin
+memcache:PROXY; memcached holds the 200,000 keys the misses stream over,
+so each miss is a 5 ms fetch whose value cached stores;
+BENCH_UPSTREAM_ROUNDS rounds (8) of BENCH_STALL_SECONDS, alternating; the ratio of the hits' p99 while misses stream to
+alone, per round, median with its 95% interval.
 
 Then throughput by worker threads (BENCH_ONLY=threads): memcached and
 cached (pinned) at -t 1, -t 2 and -t 4, 100-byte values, loadgen -t 2
@@ -38,7 +46,7 @@ Then the scrapes (BENCH_ONLY=scrape): memcached and cached at -t 2 with
 BENCH_SCRAPE_ITEMS (1,000,000) small items; gets of 1,000 warmed keys at
 BENCH_SCRAPE_RATE (2000/s) open loop, their p99 alone and while another
 client loops stats items, stats cachedump 1 0 and stats (tests/scrape.py's
-scraper), BENCH_SCRAPE_ROUNDS rounds (6) of BENCH_SCRAPE_SECONDS (2), the
+scraper), BENCH_SCRAPE_ROUNDS rounds (12) of BENCH_SCRAPE_SECONDS (2), the
 two cases alternating; per server the median of the per-round ratios of
 the two p99s, with its 95% interval.
 
@@ -73,10 +81,13 @@ STALL_RATE = int(os.environ.get("BENCH_STALL_RATE", "1000"))
 STALL_ROUNDS = int(os.environ.get("BENCH_STALL_ROUNDS", "5"))
 STALL_SECONDS = float(os.environ.get("BENCH_STALL_SECONDS", "2"))
 STALL_COST = 5000
+UPSTREAM_MS = float(os.environ.get("BENCH_UPSTREAM_MS", "5"))
+UPSTREAM_KEYS = 200000
+UPSTREAM_ROUNDS = int(os.environ.get("BENCH_UPSTREAM_ROUNDS", "8"))
 ONLY = os.environ.get("BENCH_ONLY", "")
 THREADS_ROUNDS = int(os.environ.get("BENCH_THREADS_ROUNDS", "8"))
 SCRAPE_ITEMS = int(os.environ.get("BENCH_SCRAPE_ITEMS", "1000000"))
-SCRAPE_ROUNDS = int(os.environ.get("BENCH_SCRAPE_ROUNDS", "6"))
+SCRAPE_ROUNDS = int(os.environ.get("BENCH_SCRAPE_ROUNDS", "12"))
 SCRAPE_SECONDS = float(os.environ.get("BENCH_SCRAPE_SECONDS", "2"))
 SCRAPE_RATE = int(os.environ.get("BENCH_SCRAPE_RATE", "2000"))
 
@@ -224,10 +235,11 @@ def overheads():
     return rows, n, size
 
 
-def stall_hits(port, seconds, stream):
+def stall_hits(port, seconds, stream, miss_keys=None):
     """p99 (us) of hits at STALL_RATE; with stream, while another loadgen
-    streams misses.  Returns (p99, hits, misses of the hit load, origin
-    fetches made meanwhile)."""
+    streams misses (of keys never set, or of miss_keys random keys with the
+    prefix "up:", which the upstream holds).  Returns (p99, hits, misses of
+    the hit load, origin fetches made meanwhile)."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     base = [LOADGEN, "-s", "127.0.0.1:%d" % port, "--get-ratio", "1", "-q"]
@@ -236,9 +248,10 @@ def stall_hits(port, seconds, stream):
     if stream:
         # a new key prefix every stream: no round hits what another fetched
         stall_hits.streams += 1
-        bg = subprocess.Popen(base + ["-t", "1", "-c", "8", "-k", "100000000",
-                                      "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams),
-                                      "-d", str(seconds + 1), "-j", path + ".bg"],
+        keys = ["-k", str(miss_keys), "--key-prefix", "up:"] if miss_keys else \
+            ["-k", "100000000", "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams)]
+        bg = subprocess.Popen(base + ["-t", "1", "-c", "8"] + keys +
+                              ["-d", str(seconds + 1), "-j", path + ".bg"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)     # the stream is under way before the hits start
     subprocess.run(base + ["-t", "1", "-c", "2", "-k", "1000", "--key-prefix", "hit:",
@@ -280,6 +293,123 @@ def stall():
         finally:
             util.stop(proc)
     return out
+
+
+def delay_proxy(port, target, delay):
+    """Serve forever on port (in a child process): bytes from a client go
+    to target at once; target's bytes go back delay seconds after they
+    arrived, in order, so pipelined requests stay pipelined."""
+    import asyncio
+
+    async def forward(reader, writer, lag):
+        loop = asyncio.get_running_loop()
+        queue = asyncio.Queue()
+
+        async def send():
+            while True:
+                t, data = await queue.get()
+                if not data:
+                    break
+                wait = t + lag - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()     # a half-close goes through as one
+        task = asyncio.create_task(send())
+        while True:
+            data = await reader.read(65536)
+            queue.put_nowait((loop.time(), data))
+            if not data:
+                break
+        await task
+
+    async def handle(creader, cwriter):
+        ureader, uwriter = await asyncio.open_connection("127.0.0.1", target)
+        await asyncio.gather(forward(creader, uwriter, 0), forward(ureader, cwriter, delay),
+                             return_exceptions=True)
+        uwriter.close()
+        cwriter.close()
+
+    async def serve():
+        server = await asyncio.start_server(handle, "127.0.0.1", port)
+        await server.serve_forever()
+    asyncio.run(serve())
+
+
+def upstream_stall():
+    """The hits' p99 alone and while misses stream, each a fetch from an
+    upstream memcached that answers in UPSTREAM_MS: (alone, busy, fetches,
+    measured round trip of the proxy in ms)."""
+    import multiprocessing
+    mproc, mport = util.start_memcached("-m", "256", "-t", "1")
+    pport = util.free_port()
+    px = multiprocessing.get_context("fork").Process(
+        target=delay_proxy, args=(pport, mport, UPSTREAM_MS / 1000.0), daemon=True)
+    px.start()
+    proc = None
+    try:
+        for _ in range(250):    # the proxy listens
+            try:
+                util.command(pport, b"version\r\n")
+                break
+            except OSError:
+                time.sleep(0.02)
+        say("upstream: %d keys into memcached" % UPSTREAM_KEYS)
+        subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % mport, "-k", str(UPSTREAM_KEYS),
+                        "--key-prefix", "up:", "--warmup", "-n", "1", "-q"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=300)
+        import socket
+        sk = socket.create_connection(("127.0.0.1", pport))
+        t = time.monotonic()
+        for _ in range(10):
+            sk.sendall(b"version\r\n")
+            if not sk.recv(100).startswith(b"VERSION"):
+                raise RuntimeError("the proxy does not answer")
+        rtt = (time.monotonic() - t) / 10 * 1e3
+        sk.close()
+        proc, port = util.start_cached("-t", "1", "-m", "64",
+                                       "--origin", "memcache:127.0.0.1:%d" % pport)
+        subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
+                        "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=120)
+        alone, busy, streamed = [], [], 0
+        for r in range(UPSTREAM_ROUNDS):
+            say("origin stall, upstream at %g ms: round %d/%d" % (UPSTREAM_MS, r + 1, UPSTREAM_ROUNDS))
+            for stream in ((False, True) if r % 2 == 0 else (True, False)):
+                p99, hits, misses, n = stall_hits(port, STALL_SECONDS, stream, UPSTREAM_KEYS)
+                if misses:
+                    raise RuntimeError("the hit load missed %d times" % misses)
+                (busy if stream else alone).append(p99)
+                streamed += n
+        return alone, busy, streamed, rtt
+    finally:
+        if proc:
+            util.stop(proc)
+        px.terminate()
+        px.join(10)
+        util.stop(mproc)
+
+
+def print_upstream(res):
+    alone, busy, streamed, rtt = res
+    med, lo, hi = median_ci([b / max(a, 1.0) for a, b in zip(alone, busy)])
+    print()
+    print("origin stall, upstream: cached -t 1 -m 64 --origin memcache: Debian's memcached behind "
+          "a proxy that answers in %g ms (a version round trip through it: %.1f ms); hits on 1,000 "
+          "warmed keys at %d/s open loop (loadgen -c 2), p99 alone and while loadgen -c 8 streams "
+          "misses over %d keys memcached holds; %d rounds of %gs, alternating; ratio: median over "
+          "rounds of p99 with misses / p99 alone, [95%% CI]" %
+          (UPSTREAM_MS, rtt, STALL_RATE, UPSTREAM_KEYS, len(alone), STALL_SECONDS))
+    print("%16s %24s %8s %17s %9s" % ("hit p99 alone, ms", "hit p99 w/ misses, ms", "ratio",
+                                      "95% CI", "fetches"))
+
+    def cell(xs):
+        return "%.2f [%.2f, %.2f]" % (statistics.median(xs) / 1e3, min(xs) / 1e3, max(xs) / 1e3)
+    print("%16s %24s %7.2fx %17s %9d" % (cell(alone), cell(busy), med, ci_text(lo, hi), streamed))
 
 
 def print_stall(res):
@@ -434,11 +564,14 @@ def main():
         else:
             print_scrape(scrape_bench())
         return 0
-    if ONLY == "stall":
+    if ONLY in ("stall", "upstream"):
         if not have_loadgen:
             print("bench: the origin stall needs loadgen")
             return 1
-        print_stall(stall())
+        print("load average before the run: %s" % open("/proc/loadavg").read().split()[0])
+        if ONLY == "stall":
+            print_stall(stall())
+        print_upstream(upstream_stall())
         return 0
     tool = "loadgen -t 2 -c 8" if have_loadgen else "memcaslap -T 2 -c 16"
     runner = run_loadgen if have_loadgen else run_memcaslap
@@ -490,6 +623,8 @@ def main():
                     statistics.median(x[3] for x in xs), med, ci_text(lo, hi)))
     if have_loadgen and STALL_ROUNDS > 0:
         print_stall(stall())
+    if have_loadgen and UPSTREAM_ROUNDS > 0:
+        print_upstream(upstream_stall())
     if have_loadgen and THREADS_ROUNDS > 0:
         print_threads(threads_bench())
     if have_loadgen and SCRAPE_ROUNDS > 0:

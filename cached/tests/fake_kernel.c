@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define FPAGE 4096
 
@@ -29,6 +30,12 @@ static int ffd = -1;
 static unsigned p_purge, p_mark_fail, p_unmark_fail;
 static uint64_t rng = 1;
 uint64_t fake_marks, fake_unmarks, fake_queries;
+static unsigned int unmark_delay_us;
+
+void fake_unmark_delay(unsigned int usec)
+{
+	unmark_delay_us = usec;
+}
 
 static uint64_t next_rand(void)
 {
@@ -199,6 +206,8 @@ long fake_vol_unmark(int fd, off_t off, off_t len)
 	uint64_t start, last;
 	int purged = 0, i;
 
+	if (unmark_delay_us)
+		usleep(unmark_delay_us);
 	fake_unmarks++;
 	ffd = fd;
 	maybe_pressure();

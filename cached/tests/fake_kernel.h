@@ -50,4 +50,7 @@ void fake_purge_all(void);
 /* Calls made, for tests that count system calls. */
 extern uint64_t fake_marks, fake_unmarks, fake_queries;
 
+/* A slow kernel: every unmark sleeps this long first (0: none). */
+void fake_unmark_delay(unsigned int usec);
+
 #endif

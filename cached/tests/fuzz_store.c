@@ -235,7 +235,31 @@ static void op_get(int k)
 	const char *key = keyname(k, &n);
 	uint32_t hv = index_hash(key, n);
 	bool expired;
-	struct item *it = cache_lookup(key, n, hv, &expired);
+	struct item *it = index_find(key, n, hv);
+
+	/*
+	 * As the daemon's fast path: a get of a value in a volatile segment
+	 * claims the segment's wake-up and unmarks it without the lock, with
+	 * a purge possible before that call; sometimes the get then never
+	 * comes back for it (its key went away meanwhile), and the answer
+	 * waits for the next unmark of the segment or the next tick.
+	 */
+	if (it && below(2)) {
+		uint32_t s = store_claim_wake(it);
+
+		if (s != SEG_NONE) {
+			if (below(4) == 0) {
+				if (madvfree)
+					madv_discard_random(rnd());
+				else
+					fake_purge_random(rnd());
+			}
+			store_wake_unlocked(s);
+			if (below(4) == 0)
+				return;
+		}
+	}
+	it = cache_lookup(key, n, hv, &expired);
 
 	if (it && cache_readable(it)) {
 		check_bytes(k, it, "get");
@@ -668,10 +692,23 @@ static int run_seed(uint64_t seed, long ops)
 		printf("seed %llu: cache_init failed\n", (unsigned long long)seed);
 		return 1;
 	}
+	/*
+	 * Half of the ticks run in steps of one to three marks, with other
+	 * commands between the steps, as the daemon lets gets and sets in
+	 * between the steps of a tick (it drops cache_lock).
+	 */
+	uint32_t tick_cursor = 0;
+	bool ticking = false;
+
 	for (op_no = 0; op_no < ops && !failmsg[0]; op_no++) {
 		int k = (int)below(NKEYS);
 		uint32_t c = below(1000);
 
+		if (ticking && below(3) == 0) {
+			ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+						  &tick_cursor, 1 + below(3));
+			continue;
+		}
 		if (c < 250)
 			op_get(k);
 		else if (c < 450)
@@ -695,8 +732,17 @@ static int run_seed(uint64_t seed, long ops)
 			for (int i = 0; i < NKEYS; i++)
 				sh_clear(i);
 		} else if (c < 800) {
+			while (ticking)   /* the daemon's ticks do not overlap */
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
 			current_time += below(4) ? 1 : 1 + below(15);
-			store_tick(current_time, (uint32_t)settings.idle_secs);
+			if (below(2)) {
+				store_tick(current_time, (uint32_t)settings.idle_secs);
+			} else {
+				tick_cursor = 0;
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
+			}
 		} else if (c < 840) {
 			if (madvfree)
 				madv_discard_random(rnd());
@@ -743,6 +789,9 @@ static int run_seed(uint64_t seed, long ops)
 		} else if (c < 940) {
 			op_mg(k);
 		} else if (c < 942) {
+			while (ticking)   /* op_reuse ticks: ticks do not overlap */
+				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
+							  &tick_cursor, 1 + below(3));
 			op_reuse();
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */

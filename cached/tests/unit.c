@@ -170,6 +170,205 @@ static void test_index(void)
 	printf("ok - index\n");
 }
 
+/* The fuzzer's shadow of the index: which keys are in it, and walk marks. */
+#define FZ_KEYS 60000
+struct fz {
+	struct item *it[FZ_KEYS];       /* NULL: not in the index */
+	unsigned char seen[FZ_KEYS];    /* times the walk under way saw it */
+	unsigned char steady[FZ_KEYS];  /* present from the walk's start on */
+	unsigned int stray;             /* items seen that the shadow lacks */
+};
+
+static unsigned int fz_num(const struct item *it)
+{
+	unsigned int n = 0;
+
+	for (int i = 1; i < it->keylen; i++)
+		n = n * 10 + (unsigned int)(it->key[i] - '0');
+	return n;
+}
+
+static void fz_seen(struct item *it, void *arg)
+{
+	struct fz *f = arg;
+	unsigned int n = fz_num(it);
+
+	if (n >= FZ_KEYS || f->it[n] != it)
+		f->stray++;
+	else if (f->seen[n] < 255)
+		f->seen[n]++;
+}
+
+static void fz_count(struct item *it, void *arg)
+{
+	fz_seen(it, arg);
+}
+
+/* A walk that removes the items of even number it is given. */
+static void fz_remove(struct item *it, void *arg)
+{
+	fz_seen(it, arg);
+	if (fz_num(it) % 2 == 0)
+		index_remove(it);
+}
+
+/*
+ * The index against a shadow model: random inserts, removes, lookups,
+ * ticks and stepped walks from a 16-bucket table to 2^16, so that walks
+ * span many incremental doublings.  Every lookup agrees with the shadow,
+ * a walk sees each key present from its start to its end exactly once and
+ * never an item the shadow lacks, and foreach sees exactly the shadow.  A
+ * doubling of a large table is not done in the insert that starts it.
+ */
+static void test_index_fuzz(void)
+{
+	static struct fz f;
+	char key[16];
+	unsigned int seed = 4242, walks = 0, bad_walks = 0, bad_finds = 0;
+	unsigned int expanding_steps = 0, npresent = 0;
+	uint64_t cursor = 0;
+	bool walking = false;
+
+	memset(&f, 0, sizeof(f));
+	CHECK(index_init(4) == 0, "index_init");
+	for (int op = 0; op < 400000; op++) {
+		unsigned int k = (unsigned int)rand_r(&seed) % FZ_KEYS;
+		unsigned int r = (unsigned int)rand_r(&seed) % 100;
+		int n = sprintf(key, "f%u", k);
+		uint32_t hv = index_hash(key, (size_t)n);
+
+		expanding_steps += index_expanding();
+		if (op % 2000 == 1999) {        /* every key, often mid-doubling */
+			for (unsigned int j = 0; j < FZ_KEYS; j++) {
+				if (!f.it[j])
+					continue;
+				n = sprintf(key, "f%u", j);
+				bad_finds += index_find(key, (size_t)n, f.it[j]->hash) != f.it[j];
+			}
+			n = sprintf(key, "f%u", k);
+		}
+		if (r < 55) {                   /* insert, mostly: the table grows */
+			if (!f.it[k]) {
+				f.it[k] = item_new(key, (size_t)n, hv);
+				index_insert(f.it[k]);
+				npresent++;
+			}
+		} else if (r < 70) {
+			if (f.it[k]) {
+				index_remove(f.it[k]);
+				free(f.it[k]);
+				f.it[k] = NULL;
+				f.steady[k] = 0;
+				npresent--;
+			}
+		} else if (r < 90) {
+			bad_finds += index_find(key, (size_t)n, hv) != f.it[k];
+		} else if (r < 91) {
+			CHECK(index_rehash(5) <= 5, "index_rehash moves at most what it is asked");
+		} else {
+			if (!walking) {
+				for (unsigned int i = 0; i < FZ_KEYS; i++) {
+					f.seen[i] = 0;
+					f.steady[i] = f.it[i] != NULL;
+				}
+				walking = true;
+			}
+			if (index_walk(&cursor, 1 + (unsigned int)rand_r(&seed) % 50, fz_seen, &f)) {
+				unsigned int wrong = 0;
+
+				for (unsigned int i = 0; i < FZ_KEYS; i++)
+					if (f.steady[i] && f.seen[i] != 1)
+						wrong++;
+				bad_walks += wrong != 0;
+				walks++;
+				walking = false;
+			}
+		}
+	}
+	CHECK(index_count() == npresent, "count %llu, shadow %u",
+	      (unsigned long long)index_count(), npresent);
+	CHECK(bad_finds == 0, "%u lookups disagreed with the shadow", bad_finds);
+	CHECK(walks >= 3 && bad_walks == 0 && f.stray == 0,
+	      "%u of %u walks missed or repeated a steady key, %u stray items", bad_walks, walks, f.stray);
+	CHECK(index_expansions() >= 8 && expanding_steps > 1000,
+	      "%llu doublings, %u operations saw one under way",
+	      (unsigned long long)index_expansions(), expanding_steps);
+	unsigned int doublings = (unsigned int)index_expansions();
+
+	memset(f.seen, 0, sizeof(f.seen));
+	index_foreach(fz_count, &f);
+	unsigned int once = 0;
+	for (unsigned int i = 0; i < FZ_KEYS; i++)
+		once += f.it[i] && f.seen[i] == 1;
+	CHECK(once == npresent && f.stray == 0, "foreach saw %u of %u once, %u stray", once, npresent, f.stray);
+
+	/* A doubling of 2^15 buckets is spread over inserts and ticks. */
+	CHECK(index_init(15) == 0, "index_init");
+	for (unsigned int i = 0; i < FZ_KEYS; i++)
+		free(f.it[i]);
+	memset(&f, 0, sizeof(f));
+	unsigned int i = 0, started = 0;
+	for (; i < FZ_KEYS && !started; i++) {
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i]);
+		started = index_expanding();
+	}
+	CHECK(started && index_hashpower() == 16,
+	      "a doubling to 2^16 under way after the insert that started it (%u)", index_hashpower());
+	unsigned int ticks = 0;
+	while (index_expanding() && ticks < 100) {
+		CHECK(index_rehash(INDEX_REHASH_TICK) <= INDEX_REHASH_TICK, "tick bounded");
+		ticks++;
+	}
+	CHECK(!index_expanding() && ticks == (1u << 15) / INDEX_REHASH_TICK,
+	      "the doubling took %u ticks", ticks);
+	unsigned int found = 0;
+	for (unsigned int j = 0; j < i; j++) {
+		int n = sprintf(key, "f%u", j);
+
+		found += index_find(key, (size_t)n, index_hash(key, (size_t)n)) == f.it[j];
+	}
+	CHECK(found == i, "after the doubling %u of %u found", found, i);
+
+	/* a walk that removes half the items, in the middle of a doubling */
+	for (unsigned int j = 0; j < FZ_KEYS; j++)
+		free(f.it[j]);
+	memset(&f, 0, sizeof(f));
+	CHECK(index_init(15) == 0, "index_init");
+	for (i = 0, started = 0; i < FZ_KEYS && !started; i++) {
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i]);
+		started = index_expanding();
+	}
+	for (int j = 0; j < 100; j++) {    /* some buckets moved, most not */
+		int n = sprintf(key, "f%u", i);
+
+		f.it[i] = item_new(key, (size_t)n, index_hash(key, (size_t)n));
+		index_insert(f.it[i++]);
+	}
+	index_foreach(fz_remove, &f);
+	unsigned int more = 0;
+
+	once = 0;
+	for (unsigned int j = 0; j < i; j++) {
+		once += f.seen[j] == 1;
+		more += f.seen[j] > 1;
+	}
+	CHECK(index_expanding() && once == i && more == 0 && f.stray == 0 &&
+	      index_count() == i / 2,
+	      "a removing walk mid-doubling saw %u of %u once, %u more often, %u stray; %llu left",
+	      once, i, more, f.stray, (unsigned long long)index_count());
+	CHECK(index_init(4) == 0, "index_init");
+	for (unsigned int j = 0; j < FZ_KEYS; j++)
+		free(f.it[j]);
+	printf("ok - index fuzz: %u doublings, %u walks, %u operations mid-doubling\n",
+	       doublings, walks, expanding_steps);
+}
+
 static void test_semantics(void)
 {
 	char buf[32];
@@ -274,6 +473,55 @@ static void fill_value(char *v, size_t n, int key, int version)
 	for (size_t i = (size_t)len; i < n - 1; i++)
 		v[i] = (char)('a' + (key + version + (int)i) % 26);
 	v[n - 1] = 0;
+}
+
+/*
+ * Evictions take the coldest segments in order from the list the tick
+ * builds: segments filled over 20 seconds, the two oldest used again
+ * after the tick, then enough new data to evict four: the four oldest
+ * not used again go, the two used again stay, as the scan of every slot
+ * that the list replaces chose.
+ */
+static void test_evict_list(void)
+{
+	static char val[100 * 1024];
+	char key[32];
+	struct item *it;
+
+	setup(32);
+	memset(val, 'E', sizeof(val) - 1);
+	for (int sec = 0; sec < 20; sec++) {
+		for (int i = 0; i < 9; i++) {
+			sprintf(key, "s%d.%d", sec, i);
+			put(CMD_SET, key, val);
+		}
+		current_time++;
+	}
+	store_tick(current_time, 1000);
+	current_time++;
+	CHECK(get("s0.3") && cache_readable(get("s0.3")) && get("s1.3") &&
+	      cache_readable(get("s1.3")), "two of the oldest used again");
+	uint64_t ev = stats.evictions;
+	int n = 0;
+	while (stats.evictions < ev + 4 * 9 && n < 2000) {
+		sprintf(key, "n%d", n++);
+		put(CMD_SET, key, val);
+		if (n % 9 == 0)
+			current_time++;     /* newer than the two used again */
+	}
+	int gone[20] = { 0 };
+	for (int sec = 0; sec < 20; sec++) {
+		sprintf(key, "s%d.5", sec);
+		it = index_find(key, strlen(key), index_hash(key, strlen(key)));
+		gone[sec] = !it;
+	}
+	/* 10 values a segment, 9 a second: s2.5 to s6.5 are in segments 2 to 5 */
+	CHECK(!gone[0] && !gone[1] && gone[2] && gone[3] && gone[4] && gone[5] && gone[6] &&
+	      !gone[7] && !gone[19],
+	      "evicted: 0:%d 1:%d 2:%d 3:%d 4:%d 5:%d 6:%d 7:%d 19:%d", gone[0], gone[1], gone[2],
+	      gone[3], gone[4], gone[5], gone[6], gone[7], gone[19]);
+	teardown();
+	printf("ok - eviction list\n");
 }
 
 static void test_cleaner(void)
@@ -402,6 +650,48 @@ static void test_volatile(void)
 }
 
 /* Hot objects scattered over otherwise idle segments are copied forward. */
+/*
+ * A tick with much to mark does it in steps: 120 idle 1 MiB segments are
+ * marked in one tick, at most 64 per step (the daemon drops cache_lock
+ * between steps), and a step that starts a tick does the upkeep first.
+ */
+static void test_tick_steps(void)
+{
+	static char val[100 * 1024];
+	char key[32];
+	uint32_t cursor = 0, steps = 0, most = 0;
+	uint64_t before;
+	bool more;
+
+	setup(128);
+	memset(val, 'S', sizeof(val) - 1);
+	for (int i = 0; i < 1240; i++) {
+		sprintf(key, "t%d", i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	before = stats.marks;
+	do {
+		uint64_t m = stats.marks;
+
+		more = store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS);
+		steps++;
+		if (stats.marks - m > most)
+			most = (uint32_t)(stats.marks - m);
+	} while (more && steps < 1000);
+	CHECK(stats.marks - before >= 110 && most <= 64 && steps >= 2,
+	      "stepped tick: %llu marks in %u steps, at most %u per step",
+	      (unsigned long long)(stats.marks - before), steps, most);
+	CHECK(nfr == (int)(stats.marks - before), "every mark is a range (%d)", nfr);
+	cursor = 0;
+	before = stats.marks;
+	while (store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS))
+		;
+	CHECK(stats.marks == before, "a second tick marks nothing new");
+	teardown();
+	printf("ok - tick steps\n");
+}
+
 static void test_compact(void)
 {
 	char key[32], val[1100];
@@ -549,7 +839,7 @@ static void test_zero_copy(void)
 static char *session(const char *in, size_t n)
 {
 	struct conn c;
-	static char out[1 << 20];
+	static __thread char out[1 << 20];   /* test_wake_unlocked: two threads */
 	size_t len;
 
 	memset(&c, 0, sizeof(c));
@@ -931,6 +1221,105 @@ static void test_lost_semantics(void)
 	printf("ok - lost key semantics\n");
 }
 
+static void *cold_get(void *arg)
+{
+	*(char **)arg = strdup(S("get y7\r\n"));
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/*
+ * A get of a value in a volatile segment unmarks it without cache_lock:
+ * one kernel call whose answer the read under the lock uses (a purge
+ * found by it makes a miss), and a get of hot data is served while that
+ * call is slow.  An answer no get came back for is used by the next tick.
+ */
+static void test_wake_unlocked(void)
+{
+	char key[32], val[200], want[300], *cold = NULL;
+	uint64_t u0;
+	pthread_t th;
+
+	setup(16);
+	stat_unlocked_unmarks = 0;
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "w%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	CHECK(nfr > 0, "idle data marked (%d)", nfr);
+
+	u0 = fake_unmarks;
+	sprintf(want, "VALUE w5 0 %zu\r\nvalue-5-%0100d\r\nEND\r\n", strlen("value-5-") + 100, 5);
+	CHECK(!strcmp(S("get w5\r\n"), want), "a cold get is served");
+	CHECK(fake_unmarks == u0 + 1 && stats.unmarks == 1 && stat_unlocked_unmarks == 1,
+	      "one unmark, made outside the lock and used under it (%llu calls)",
+	      (unsigned long long)(fake_unmarks - u0));
+
+	/* purged before the get: the answer the get got says so: a miss */
+	store_tick(current_time, 10);
+	purge_all();
+	u0 = fake_unmarks;
+	CHECK(!strcmp(S("get w6\r\n"), "END\r\n"), "a purged value is a miss");
+	CHECK(fake_unmarks == u0 + 1 && stats.purged_ranges == 1, "one unmark found the purge");
+
+	/* a claim nobody reads after: the tick uses the answer */
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "x%d", i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	struct item *it = index_find("x9", 2, index_hash("x9", 2));
+	uint32_t s = it ? store_claim_wake(it) : SEG_NONE;
+	CHECK(s != SEG_NONE && store_claim_wake(it) == SEG_NONE, "one thread claims a wake-up");
+	if (s != SEG_NONE)
+		store_wake_unlocked(s);
+	store_tick(current_time, 10);
+	struct store_stats st;
+	store_get_stats(&st);
+	CHECK(store_audit() == 0 && st.volatile_ranges == (uint64_t)nfr,
+	      "the tick used the posted answer: %llu ranges counted, %d in the kernel",
+	      (unsigned long long)st.volatile_ranges, nfr);
+
+	/* a slow unmark of cold data holds no get of hot data */
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "y%d", i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+	put(CMD_SET, "hot", "h");
+	fake_unmark_delay(1000000);
+	double t0 = now_ms();
+	pthread_create(&th, NULL, cold_get, &cold);
+	usleep(50000);
+	double t1 = now_ms();
+	const char *hot = S("get hot\r\n");
+	double t2 = now_ms();
+	pthread_join(th, NULL);
+	double t3 = now_ms();
+	fake_unmark_delay(0);
+	CHECK(!strcmp(hot, "VALUE hot 0 1\r\nh\r\nEND\r\n") && t2 - t1 < 400 && t3 - t0 >= 990,
+	      "a hot get took %.0f ms while a cold get's unmark took %.0f ms", t2 - t1, t3 - t0);
+	sprintf(want, "VALUE y7 0 %zu\r\nvalue-7-%0100d\r\nEND\r\n", strlen("value-7-") + 100, 7);
+	CHECK(cold && !strcmp(cold, want), "the cold get is served after its slow unmark");
+	free(cold);
+	teardown();
+	cache_lock_waits_reset();   /* test_lock_waits counts from a single thread */
+	printf("ok - wake without the lock\n");
+}
+
 /*
  * --verify covers the bytes that leave: a reply is copied and checked, so
  * a change to the memfd after the get (a purge during the send) cannot
@@ -1022,6 +1411,43 @@ static void test_psi_band(void)
 }
 
 /* A thread that holds cache_lock (exclusive or shared) for a while. */
+static void *hold_shared(void *arg)
+{
+	cache_rdlock();
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	usleep(500000);
+	cache_unlock();
+	return NULL;
+}
+
+/*
+ * An mg of hot data takes the lock shared, as a get does: it is served
+ * while another thread holds the shared lock (a scrape's step), where it
+ * used to wait for the exclusive lock until that thread let go.
+ */
+static void test_meta_fast(void)
+{
+	pthread_t th;
+	int held = 0;
+
+	setup(16);
+	put(CMD_SET, "hot", "h");
+	CHECK(!strcmp(S("mg hot v\r\n"), "VA 1\r\nh\r\n"), "mg of hot data");
+	pthread_create(&th, NULL, hold_shared, &held);
+	while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+		usleep(100);
+	double t1 = now_ms();
+	const char *out = S("mg hot v f\r\n");
+	double t2 = now_ms();
+	CHECK(!strcmp(out, "VA 1 f0\r\nh\r\n") && t2 - t1 < 250,
+	      "mg served in %.0f ms while the shared lock is held for 500 ms", t2 - t1);
+	pthread_join(th, NULL);
+	CHECK(!strcmp(S("mg hot h l t\r\n"), "HD h1 l0 t-1\r\n"), "the fast path set the fetched bit");
+	teardown();
+	cache_lock_waits_reset();   /* test_lock_waits counts from a single thread */
+	printf("ok - mg fast path\n");
+}
+
 struct holder {
 	bool write;
 	int held;           /* set once the lock is taken */
@@ -1127,10 +1553,13 @@ int main(void)
 {
 	log_silence();
 	test_index();
+	test_index_fuzz();
 	test_semantics();
 	test_eviction();
+	test_evict_list();
 	test_cleaner();
 	test_volatile();
+	test_tick_steps();
 	test_compact();
 	test_zero_copy();
 	test_parser();
@@ -1139,9 +1568,11 @@ int main(void)
 	test_meta_purge();
 	test_meta_model();
 	test_lost_semantics();
+	test_wake_unlocked();
 	test_verify_reply();
 	test_psi_band();
-	test_lock_waits();      /* last: the tests before it are single-threaded */
+	test_meta_fast();
+	test_lock_waits();      /* last: the threaded tests before it clear the waits */
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
