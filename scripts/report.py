@@ -180,8 +180,14 @@ class Run:
     def phase_hits(self):
         """Gets and cache hits per phase bucket, from the differences of
         consecutive samples, each counted in the phase of the later one.
-        When the daemon was down, the gets loadgen sent count as misses."""
+        When the daemon was down, the gets that were due count as misses:
+        those loadgen sent, or at least the run's rate of due gets (sent
+        and unsent) over the stretch."""
         acc = {b: [0, 0] for b in BUCKETS}
+        ld = self.load
+        cmds = ld.get("commands") or {}
+        due = ld.get("gets", 0) + sum((cmds.get(c) or {}).get("unfinished", 0) for c in ("get", "mg"))
+        due_rate = due / ld["duration_s"] if ld.get("duration_s") else 0
         prev = None
         for s in self.samples:
             b = PHASE_BUCKET.get(s["phase"])
@@ -192,6 +198,8 @@ class Run:
                     h = (s["get_hits"] - prev["get_hits"]) - (s["origin_fetches"] - prev["origin_fetches"])
                 else:
                     g = sum(i.get("gets", 0) for i in self.intervals if prev["t"] < i["t"] <= s["t"])
+                    if s["t"] > 0:
+                        g = max(g, round(due_rate * (s["t"] - max(prev["t"], 0))))
                     h = 0
                 acc[b][0] += g
                 acc[b][1] += h
@@ -211,9 +219,13 @@ class Run:
             hits = (s1["get_hits"] - s0["get_hits"]) - (s1.get("origin_fetches", 0) - s0.get("origin_fetches", 0))
             gets = (s1.get("cmd_get", 0) - s0.get("cmd_get", 0)) or gets
         else:
-            # A dead daemon answers nothing: the gets that were due count.
+            # A dead daemon answers nothing: the gets that were due count,
+            # with those loadgen still held unsent when it was stopped (a
+            # daemon that died before the measured load left only those).
+            cmds = ld.get("commands") or {}
+            due = gets + sum((cmds.get(c) or {}).get("unfinished", 0) for c in ("get", "mg"))
             hits = sum(a[1] for a in acc.values())
-            gets = max(gets, sum(a[0] for a in acc.values()))
+            gets = max(due, sum(a[0] for a in acc.values()))
         m["hit_rate"] = hits / gets if gets else None
         for b in BUCKETS:
             m["hit_rate_" + b] = acc[b][1] / acc[b][0] if acc[b][0] else None
@@ -478,6 +490,10 @@ def tradeoff(pl, sc):
             mu, ci = sc.get(m, k), sc.ci(m, k)
             lo, hi = (ci if ci else (mu, mu))
             return [mu * scale, lo * scale, hi * scale]
+        # A mode with a figure missing (no get was answered or due) has
+        # no point to plot; its row in the table says n/a.
+        if any(sc.get(m, k) is None for k in ("hit_rate", "stress_bogo_ops", "p99_us")):
+            continue
         rows.append([m] + trio("hit_rate", 100) + trio("stress_bogo_ops") + trio("p99_us", 1 / 1000))
     if not rows:
         return None
@@ -788,10 +804,14 @@ class Report:
                          fmt(p99[v], "p99_us")))
         others = [m for m in ms if m != v]
         if others:
+            def died(m):
+                # runs whose daemon was gone at the end (an OOM kill)
+                n = [r for r in sc.by_mode.get(m, []) if not r.metrics["daemon_survived"]]
+                return " (its daemon killed in %d of %d runs)" % (len(n), len(sc.by_mode[m])) if n else ""
             lines.append("Against it: " + "; ".join(
-                "%s %s hit rate (%s during pressure), %s OOM kills, %s bogo ops, p99 %s" % (
+                "%s %s hit rate (%s during pressure), %s OOM kills, %s bogo ops, p99 %s%s" % (
                     m, fmt(hr[m], "hit_rate"), fmt(sc.get(m, "hit_rate", "pressure"), "hit_rate"), fmt(oom[m]),
-                    fmt(bogo[m]), fmt(p99[m], "p99_us")) for m in others) + ".")
+                    fmt(bogo[m]), fmt(p99[m], "p99_us"), died(m)) for m in others) + ".")
         if "nopressure" in hr and hr["nopressure"] is not None:
             lines.append("The ceiling (the same cache without a stressor) is %s; volatile keeps %s of it." % (
                 fmt(hr["nopressure"], "hit_rate"), fmt_value(100 * hr[v] / hr["nopressure"], "%") if hr["nopressure"] and hr[v] is not None else "n/a"))

@@ -8,6 +8,9 @@
 # OOM kill in volatile, no stressor in nopressure, a smaller rightsized
 # cache, the psi trigger, no verify error, modes the daemon lacks reported
 # unavailable), distinct seeds and the host's load per run; then the
+# small container scenario (check-container.conf, into
+# build/check/container-report): it runs, its pinned daemon is killed in
+# its cgroup without the run hanging, volatile lives there; then the
 # report's machinery without a guest: the 95% intervals against known
 # values, a skipped scenario reported as skipped, and the staleness
 # warning of scripts/report-sources.sh in the report's header.
@@ -32,19 +35,24 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-rc=0
+rc=0 crc=0
+cout=$(dirname "$out")/container-report
 if [ "$run" = 1 ]; then
 	mkdir -p "$(dirname "$out")"
 	"$ROOT/scripts/demo.sh" --scenario "$ROOT/scripts/scenarios/check.conf" --runs 1 \
 		--out "$out" "${args[@]}" || rc=$?
+	# The container scenario, small: a pinned cache larger than its
+	# cgroup is killed there, and the run must still end in time.
+	"$ROOT/scripts/demo.sh" --scenario "$ROOT/scripts/scenarios/check-container.conf" --runs 1 \
+		--out "$cout" "${args[@]}" || crc=$?
 fi
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-"$PY" - "$out" "$rc" "$ROOT" <<'EOF'
+"$PY" - "$out" "$rc" "$ROOT" "$cout" "$crc" <<'EOF'
 import csv, glob, json, os, re, shutil, subprocess, sys, tempfile
 
-out, rc, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out, rc, root, cout, crc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 sys.path.insert(0, os.path.join(root, "scripts"))
 import reportlib  # noqa: E402
 
@@ -274,6 +282,62 @@ try:
     check("report-sources.sh: the clone's own hashes are up to date", "up to date" in r.stdout, r.stdout)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
+
+# The container scenario (check-container.conf): it ran (not skipped), each
+# guest's job ended by itself (not by the watchdog), the daemon's cgroup had
+# its memory.max and reached it; the pinned daemon, larger than its cgroup,
+# was killed there and its run counted every due get as a miss; volatile
+# mode lived in the same cgroup, its idle data purged inside it.
+def read_kv(p):
+    try:
+        return reportlib.read_env(p)
+    except OSError:
+        return {}
+
+
+check("container: demo.sh exit status", crc == 0, "status %d" % crc)
+cruns = os.path.join(cout, "runs")
+skipped = glob.glob(os.path.join(cruns, "**", "skipped"), recursive=True)
+check("container: the scenario ran, not skipped", os.path.isdir(cruns) and not skipped,
+      " ".join(open(p).read() for p in skipped) or "no runs")
+cs = {}
+try:
+    with open(os.path.join(cout, "summary.json")) as f:
+        cs = json.load(f).get("scenarios", {}).get("check-container", {}).get("modes", {})
+except (OSError, ValueError) as e:
+    check("container: summary.json", False, str(e))
+for m in ("pinned", "volatile"):
+    g = os.path.join(cruns, "%s-1" % m, "guest", "out")
+    status = ""
+    try:
+        status = open(os.path.join(g, "exit-status")).read().strip()
+    except OSError:
+        pass
+    check("container %s: the guest's job ended by itself" % m, status == "0", "exit-status %r (none: the watchdog)" % status)
+    info = read_kv(os.path.join(g, "info.env"))
+    ev = {}
+    try:
+        ev = {k: int(v) for k, v in (l.split() for l in open(os.path.join(g, "cgroup-daemon-events.txt")) if l.strip())}
+    except (OSError, ValueError):
+        pass
+    check("container %s: the daemon's cgroup had memory.max 96 MiB and reached it" % m,
+          info.get("cgroup_daemon_max_mb") == "96" and ev.get("max", 0) > 0, "info %s, events %s" % (info.get("cgroup_daemon_max_mb"), ev))
+    alive = ""
+    try:
+        alive = open(os.path.join(g, "daemon-alive")).read().strip()
+    except OSError:
+        pass
+    d = cs.get(m, {})
+    hr = (d.get("hit_rate") or {}).get("mean")
+    if m == "pinned":
+        check("container pinned: killed by its cgroup's OOM killer, every due get a miss",
+              ev.get("oom_kill", 0) >= 1 and alive == "0" and hr == 0, "events %s, alive %r, hit rate %s" % (ev, alive, hr))
+    else:
+        pr = (d.get("purged_ranges") or {}).get("mean")
+        ve = (d.get("verify_errors") or {}).get("mean")
+        check("container volatile: lives in its cgroup, purged inside it, no wrong byte",
+              ev.get("oom_kill", 1) == 0 and alive == "1" and (pr or 0) > 0 and ve == 0 and (hr or 0) > 0.5,
+              "events %s, alive %r, purged ranges %s, verify errors %s, hit rate %s" % (ev, alive, pr, ve, hr))
 
 # The matrix as planned: the sweep is a 3 x 3 grid, and the estimates of
 # make experiment and make demo fit their budgets (2.5 h, 30 min).

@@ -235,20 +235,44 @@ LG="loadgen --server $SRV --keys $KEYS --dist $DIST $LOAD_SCRAMBLE_ARGS $LOAD_ME
 # Warm-up: set every key once (the cache fills; the Zipf tail is idle data),
 # then the load for WARMUP_S, so that idle data has time to go volatile.
 # Its own seed: the measured load does not replay it.
+# The daemon may die on the way (a pinned cache larger than its cgroup's
+# memory.max is killed by the cgroup's OOM killer): loadgen would retry its
+# connections for ever, so the warm-up is watched and stopped then.  The
+# run goes on: the measured gets of a dead daemon are its misses.
 phase warmup
 t0=$(up)
 # shellcheck disable=SC2086
 $LG --seed "$warmup_seed" --warmup $LOAD_ORDER_ARGS --duration "$WARMUP_S" --json "$OUT/warmup.json" \
-	>"$OUT/warmup.jsonl" 2>"$OUT/warmup.err" || fail "the warm-up's loadgen failed: $(tail -n 3 "$OUT/warmup.err")"
+	>"$OUT/warmup.jsonl" 2>"$OUT/warmup.err" &
+wl_pid=$!
+daemon_died=""
+while kill -0 $wl_pid 2>/dev/null; do
+	if ! kill -0 "$cached_pid" 2>/dev/null; then
+		daemon_died=warmup
+		log "the daemon died during the warm-up; stopping the warm-up's loadgen"
+		kill -INT $wl_pid 2>/dev/null
+		break
+	fi
+	sleep 0.5
+done
+wl_status=0
+wait $wl_pid || wl_status=$?
+[ "$wl_status" = 0 ] || [ -n "$daemon_died" ] ||
+	fail "the warm-up's loadgen failed (status $wl_status): $(tail -n 3 "$OUT/warmup.err")"
+echo "daemon_died=$daemon_died" >>"$OUT/info.env"
 stats >"$OUT/stats-start.txt"
 log "warm-up done in $(awk -v a="$t0" -v b="$(up)" 'BEGIN {printf "%.0f", b - a}') s: $(awk '$2 == "curr_items" || $2 == "bytes" {printf "%s %s ", $2, $3}' "$OUT/stats-start.txt")"
 
 # The measured load: steady, the pressure's steps, recovery, in one loadgen
 # run, stopped with SIGINT (it then writes its summary) RECOVERY_S after the
 # last stressor ended, however long it took to wind down.
+# Without a daemon, loadgen must keep trying (--connect-timeout 0) until
+# it is stopped, so that it still writes its summary and the due gets.
+LG_CONNECT_ARGS=""
+[ -z "$daemon_died" ] || ! has_opt --connect-timeout || LG_CONNECT_ARGS="--connect-timeout 0"
 phase steady
 # shellcheck disable=SC2086
-$LG --seed "$measure_seed" --duration 36000 --json "$OUT/load.json" >"$OUT/load.jsonl" 2>"$OUT/load.err" &
+$LG --seed "$measure_seed" $LG_CONNECT_ARGS --duration 36000 --json "$OUT/load.json" >"$OUT/load.jsonl" 2>"$OUT/load.err" &
 lg_pid=$!
 echo "$(up)" >"$OUT/load-start.txt"
 sleep "$STEADY_S"
