@@ -269,6 +269,14 @@ def stall_hits(port, seconds, stream, miss_keys=None):
 stall_hits.streams = 0
 
 
+def warm_hits(port):
+    """Set the 1,000 keys the hit load of the origin stall gets."""
+    subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
+                    "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=120)
+
+
 def stall():
     """The origin stall figures: {fetch_threads: ([alone p99], [stream p99], streamed)}."""
     out = {}
@@ -276,10 +284,7 @@ def stall():
         proc, port = util.start_cached("-t", "1", "--fetch-threads", str(threads),
                                        "--origin", "gen:cost=%d" % STALL_COST)
         try:
-            subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
-                            "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=120)
+            warm_hits(port)
             alone, busy, streamed = [], [], 0
             for r in range(rounds):
                 say("origin stall, --fetch-threads %d: round %d/%d" % (threads, r + 1, rounds))
@@ -372,10 +377,7 @@ def upstream_stall():
         sk.close()
         proc, port = util.start_cached("-t", "1", "-m", "64",
                                        "--origin", "memcache:127.0.0.1:%d" % pport)
-        subprocess.run([LOADGEN, "-s", "127.0.0.1:%d" % port, "-k", "1000",
-                        "--key-prefix", "hit:", "--warmup", "-n", "1", "-q"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=120)
+        warm_hits(port)
         alone, busy, streamed = [], [], 0
         for r in range(UPSTREAM_ROUNDS):
             say("origin stall, upstream at %g ms: round %d/%d" % (UPSTREAM_MS, r + 1, UPSTREAM_ROUNDS))

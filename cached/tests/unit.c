@@ -1235,6 +1235,20 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* 3,000 values "value-I-..." under keys PREFIX0.., then 20 s idle and a tick */
+static void fill_idle(const char *prefix)
+{
+	char key[32], val[200];
+
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "%s%d", prefix, i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+	store_tick(current_time, 10);
+}
+
 /*
  * A get of a value in a volatile segment unmarks it without cache_lock:
  * one kernel call whose answer the read under the lock uses (a purge
@@ -1249,13 +1263,7 @@ static void test_wake_unlocked(void)
 
 	setup(16);
 	stat_unlocked_unmarks = 0;
-	for (int i = 0; i < 3000; i++) {
-		sprintf(key, "w%d", i);
-		sprintf(val, "value-%d-%0100d", i, i);
-		put(CMD_SET, key, val);
-	}
-	current_time += 20;
-	store_tick(current_time, 10);
+	fill_idle("w");
 	CHECK(nfr > 0, "idle data marked (%d)", nfr);
 
 	u0 = fake_unmarks;
@@ -1292,13 +1300,7 @@ static void test_wake_unlocked(void)
 	      (unsigned long long)st.volatile_ranges, nfr);
 
 	/* a slow unmark of cold data holds no get of hot data */
-	for (int i = 0; i < 3000; i++) {
-		sprintf(key, "y%d", i);
-		sprintf(val, "value-%d-%0100d", i, i);
-		put(CMD_SET, key, val);
-	}
-	current_time += 20;
-	store_tick(current_time, 10);
+	fill_idle("y");
 	put(CMD_SET, "hot", "h");
 	fake_unmark_delay(1000000);
 	double t0 = now_ms();
