@@ -84,7 +84,8 @@ struct stats {
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
 	uint64_t psi_polls, psi_reclaims, psi_advised_bytes, psi_free_bytes;
-	uint64_t compacted_objects, cleaned_objects, cleaned_segments;
+	uint64_t compacted_objects, compact_checked_objects;
+	uint64_t cleaned_objects, cleaned_segments;
 	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };
 extern struct stats stats;

@@ -153,6 +153,7 @@ void stats_emit(struct evbuffer *out)
 	U("volatile_unmark_failures", s.unmark_failures);
 	U("quarantined_segments", st.quarantined);
 	U("compacted_objects", s.compacted_objects);
+	U("compact_checked_objects", s.compact_checked_objects);
 	U("cleaned_objects", s.cleaned_objects);
 	U("cleaned_segments", s.cleaned_segments);
 	U("psi_events", s.psi_events);

@@ -151,6 +151,7 @@ struct seg {
 	uint8_t keep;       /* ZOMBIE: release as warm when the refs go */
 	uint32_t refs;      /* replies in flight that point into it (atomic) */
 	uint32_t nslots;    /* slots spanned (head entry) */
+	uint32_t born;      /* when it was opened: no older object written */
 	uint64_t used;      /* bytes appended (small) / value bytes (large) */
 	uint64_t charge;    /* bytes charged to the budget */
 	uint64_t vbytes;    /* length of the volatile range (IDLE, WARM_IDLE) */
@@ -939,7 +940,7 @@ static void seg_open(uint32_t s, bool large, uint32_t n, uint64_t charge)
 	g->large = large;
 	g->nslots = n;
 	g->charge = charge;
-	g->atime = clock_secs();
+	g->atime = g->born = clock_secs();
 	for (uint32_t i = 1; i < n; i++) {
 		assert(segs[s + i].state == SEG_FREE);
 		segs[s + i].state = SEG_CONT;
@@ -1402,14 +1403,18 @@ static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 	uint32_t newest = 0;
 	bool done = true;
 
-	for (it = g->items; it; it = it->snext)
+	/* hot past an eighth: not worth it, and no need to look further */
+	for (it = g->items; it && hot * COMPACT_HOT <= g->used; it = it->snext) {
+		stats.compact_checked_objects++;
 		if (now - it->atime < idle_secs)
 			hot += it->vlen + 2;
+	}
 	if (!hot || hot * COMPACT_HOT > g->used)
 		return false;
 	g->pinned = 1;
 	for (it = g->items; it; it = next) {
 		next = it->snext;
+		stats.compact_checked_objects++;
 		if (now - it->atime >= idle_secs) {
 			if (it->atime > newest)
 				newest = it->atime;
@@ -1432,13 +1437,18 @@ static bool seg_compact(uint32_t s, uint32_t now, uint32_t idle_secs)
 	return done;
 }
 
-/* A sealed small segment with hot objects among idle ones. */
+/*
+ * A sealed small segment with hot objects among idle ones.  One opened
+ * within idle_secs holds none that went idle since written (only objects
+ * the cleaner moved keep an older access time), so it is not walked: a
+ * segment holds up to 131,072 small objects.
+ */
 static bool seg_compactable(uint32_t s, uint32_t now, uint32_t idle_secs)
 {
 	const struct seg *g = &segs[s];
 
 	return g->state == SEG_SEALED && !g->pinned && g->nitems &&
-	       now - g->atime < idle_secs;
+	       now - g->atime < idle_secs && now - g->born >= idle_secs;
 }
 
 /* A sealed or large segment whose objects have all been idle. */
@@ -1456,7 +1466,7 @@ static bool seg_markable(uint32_t s, uint32_t now, uint32_t idle_secs)
 static void store_upkeep(uint32_t now, uint32_t idle_secs)
 {
 	uint32_t compacted = 0;
-	uint64_t scanned = 0;
+	uint64_t scanned = 0;   /* objects looked at */
 
 	store_sweep();
 	if (__atomic_load_n(&nwoken, __ATOMIC_RELAXED))
@@ -1474,14 +1484,15 @@ static void store_upkeep(uint32_t now, uint32_t idle_secs)
 	for (uint32_t n = 0; n < nslots && scanned < COMPACT_SCAN &&
 	     compacted < COMPACT_MAX; n++) {
 		uint32_t s = compact_cursor;
+		uint64_t c0 = stats.compact_checked_objects;
 
 		if (++compact_cursor >= nslots)
 			compact_cursor = 0;
 		if (!seg_compactable(s, now, idle_secs))
 			continue;
-		scanned += segs[s].nitems;
 		if (seg_compact(s, now, idle_secs))
 			compacted++;
+		scanned += stats.compact_checked_objects - c0;
 	}
 }
 

@@ -482,6 +482,59 @@ static void fill_value(char *v, size_t n, int key, int version)
  * not used again go, the two used again stay, as the scan of every slot
  * that the list replaces chose.
  */
+/*
+ * The tick's compaction looks at a bounded number of objects: a segment
+ * of a hundred thousand small objects, all written within --idle, is not
+ * walked at all, and one whose objects are all hot again is given up
+ * after an eighth of them.  (Each tick used to walk a whole segment of
+ * hot objects under the exclusive lock: 131,072 objects of 4 bytes, some
+ * 25 ms of every second in which no get was served.)
+ */
+static void test_compact_bounded(void)
+{
+	char key[32];
+	uint64_t c0, most = 0;
+
+	setup(64);
+	for (int i = 0; i < 300000; i++) {
+		sprintf(key, "t%d", i);
+		put(CMD_SET, key, "vvvv");
+	}
+	for (int t = 0; t < 4; t++) {
+		c0 = stats.compact_checked_objects;
+		current_time++;
+		store_tick(current_time, 10);
+		if (stats.compact_checked_objects - c0 > most)
+			most = stats.compact_checked_objects - c0;
+	}
+	CHECK(most == 0, "young segments: no object looked at (%llu at most a tick)",
+	      (unsigned long long)most);
+
+	/* idle, then every object read again: all hot */
+	current_time += 20;
+	for (int i = 0; i < 300000; i++) {
+		struct item *it;
+
+		sprintf(key, "t%d", i);
+		it = get(key);
+		CHECK(it && cache_readable(it), "t%d there", i);
+	}
+	most = 0;
+	for (int t = 0; t < 4; t++) {
+		c0 = stats.compact_checked_objects;
+		current_time++;
+		store_tick(current_time, 10);
+		if (stats.compact_checked_objects - c0 > most)
+			most = stats.compact_checked_objects - c0;
+	}
+	CHECK(most > 0 && most <= 2 * 16384,
+	      "segments of hot objects: at most 32,768 objects looked at a tick (%llu)",
+	      (unsigned long long)most);
+	CHECK(stats.compacted_objects == 0, "nothing moved (%llu)",
+	      (unsigned long long)stats.compacted_objects);
+	teardown();
+}
+
 static void test_evict_list(void)
 {
 	static char val[100 * 1024];
@@ -1559,6 +1612,7 @@ int main(void)
 	test_semantics();
 	test_eviction();
 	test_evict_list();
+	test_compact_bounded();
 	test_cleaner();
 	test_volatile();
 	test_tick_steps();
