@@ -802,16 +802,16 @@ class Report:
                          sc.name, sc.conf.get("DESCRIPTION", ""), runs_text(sc),
                          fmt(hr[v], "hit_rate"), fmt(sc.get(v, "hit_rate", "pressure"), "hit_rate"), fmt(oom[v]), fmt(bogo[v]),
                          fmt(p99[v], "p99_us")))
+        def died(o, m):
+            # runs whose daemon was gone at the end (an OOM kill)
+            n = [r for r in o.by_mode.get(m, []) if not r.metrics["daemon_survived"]]
+            return " (its daemon killed in %d of %d runs)" % (len(n), len(o.by_mode[m])) if n else ""
         others = [m for m in ms if m != v]
         if others:
-            def died(m):
-                # runs whose daemon was gone at the end (an OOM kill)
-                n = [r for r in sc.by_mode.get(m, []) if not r.metrics["daemon_survived"]]
-                return " (its daemon killed in %d of %d runs)" % (len(n), len(sc.by_mode[m])) if n else ""
             lines.append("Against it: " + "; ".join(
                 "%s %s hit rate (%s during pressure), %s OOM kills, %s bogo ops, p99 %s%s" % (
                     m, fmt(hr[m], "hit_rate"), fmt(sc.get(m, "hit_rate", "pressure"), "hit_rate"), fmt(oom[m]),
-                    fmt(bogo[m]), fmt(p99[m], "p99_us"), died(m)) for m in others) + ".")
+                    fmt(bogo[m]), fmt(p99[m], "p99_us"), died(sc, m)) for m in others) + ".")
         if "nopressure" in hr and hr["nopressure"] is not None:
             lines.append("The ceiling (the same cache without a stressor) is %s; volatile keeps %s of it." % (
                 fmt(hr["nopressure"], "hit_rate"), fmt_value(100 * hr[v] / hr["nopressure"], "%") if hr["nopressure"] and hr[v] is not None else "n/a"))
@@ -819,10 +819,11 @@ class Report:
             if o is sc or o.skipped or not o.by_mode.get(v):
                 continue
             lines.append("In `%s` (%s): " % (o.name, runs_text(o)) + "; ".join(
-                "%s %s hit rate, %s OOM kills, %s bogo ops, p99 %s%s" % (
+                "%s %s hit rate, %s OOM kills, %s bogo ops, p99 %s%s%s" % (
                     m, fmt(o.get(m, "hit_rate"), "hit_rate"), fmt(o.get(m, "oom_kills")), fmt(o.get(m, "stress_bogo_ops")),
                     fmt(o.get(m, "p99_us"), "p99_us"),
-                    ", %s pages swapped out" % fmt(o.get(m, "swap_out_pages")) if o.conf.get("SWAP_MB") else "")
+                    ", %s pages swapped out" % fmt(o.get(m, "swap_out_pages")) if o.conf.get("SWAP_MB") else "",
+                    died(o, m))
                 for m in o.measured()) + ".")
         for name, cells in self.sweeps.items():
             pts = [(c.get(v, "hit_rate"), c) for c in cells if c.get(v, "hit_rate") is not None]
