@@ -482,6 +482,21 @@ static void fill_value(char *v, size_t n, int key, int version)
  * not used again go, the two used again stay, as the scan of every slot
  * that the list replaces chose.
  */
+/* The most objects the compaction looked at in one of TICKS ticks. */
+static uint64_t most_checked(int ticks)
+{
+	uint64_t c0, most = 0;
+
+	for (int t = 0; t < ticks; t++) {
+		c0 = stats.compact_checked_objects;
+		current_time++;
+		store_tick(current_time, 10);
+		if (stats.compact_checked_objects - c0 > most)
+			most = stats.compact_checked_objects - c0;
+	}
+	return most;
+}
+
 /*
  * The tick's compaction looks at a bounded number of objects: a segment
  * of a hundred thousand small objects, all written within --idle, is not
@@ -493,20 +508,14 @@ static void fill_value(char *v, size_t n, int key, int version)
 static void test_compact_bounded(void)
 {
 	char key[32];
-	uint64_t c0, most = 0;
+	uint64_t most;
 
 	setup(64);
 	for (int i = 0; i < 300000; i++) {
 		sprintf(key, "t%d", i);
 		put(CMD_SET, key, "vvvv");
 	}
-	for (int t = 0; t < 4; t++) {
-		c0 = stats.compact_checked_objects;
-		current_time++;
-		store_tick(current_time, 10);
-		if (stats.compact_checked_objects - c0 > most)
-			most = stats.compact_checked_objects - c0;
-	}
+	most = most_checked(4);
 	CHECK(most == 0, "young segments: no object looked at (%llu at most a tick)",
 	      (unsigned long long)most);
 
@@ -519,14 +528,7 @@ static void test_compact_bounded(void)
 		it = get(key);
 		CHECK(it && cache_readable(it), "t%d there", i);
 	}
-	most = 0;
-	for (int t = 0; t < 4; t++) {
-		c0 = stats.compact_checked_objects;
-		current_time++;
-		store_tick(current_time, 10);
-		if (stats.compact_checked_objects - c0 > most)
-			most = stats.compact_checked_objects - c0;
-	}
+	most = most_checked(4);
 	CHECK(most > 0 && most <= 2 * 16384,
 	      "segments of hot objects: at most 32,768 objects looked at a tick (%llu)",
 	      (unsigned long long)most);
