@@ -177,6 +177,12 @@ class Run:
         last = self.samples[-1]
         return self.vm1.get(key, last.get(col) or 0) - self.vm0.get(key, 0)
 
+    def due_gets(self):
+        """The gets loadgen sent, and those it still held unsent when it
+        was stopped (its unfinished get and mg requests)."""
+        cmds = self.load.get("commands") or {}
+        return self.load.get("gets", 0) + sum((cmds.get(c) or {}).get("unfinished", 0) for c in ("get", "mg"))
+
     def phase_hits(self):
         """Gets and cache hits per phase bucket, from the differences of
         consecutive samples, each counted in the phase of the later one.
@@ -184,10 +190,7 @@ class Run:
         those loadgen sent, or at least the run's rate of due gets (sent
         and unsent) over the stretch."""
         acc = {b: [0, 0] for b in BUCKETS}
-        ld = self.load
-        cmds = ld.get("commands") or {}
-        due = ld.get("gets", 0) + sum((cmds.get(c) or {}).get("unfinished", 0) for c in ("get", "mg"))
-        due_rate = due / ld["duration_s"] if ld.get("duration_s") else 0
+        due_rate = self.due_gets() / self.load["duration_s"] if self.load.get("duration_s") else 0
         prev = None
         for s in self.samples:
             b = PHASE_BUCKET.get(s["phase"])
@@ -222,10 +225,8 @@ class Run:
             # A dead daemon answers nothing: the gets that were due count,
             # with those loadgen still held unsent when it was stopped (a
             # daemon that died before the measured load left only those).
-            cmds = ld.get("commands") or {}
-            due = gets + sum((cmds.get(c) or {}).get("unfinished", 0) for c in ("get", "mg"))
             hits = sum(a[1] for a in acc.values())
-            gets = max(due, sum(a[0] for a in acc.values()))
+            gets = max(self.due_gets(), sum(a[0] for a in acc.values()))
         m["hit_rate"] = hits / gets if gets else None
         for b in BUCKETS:
             m["hit_rate_" + b] = acc[b][1] / acc[b][0] if acc[b][0] else None

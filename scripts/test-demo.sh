@@ -288,13 +288,6 @@ finally:
 # its memory.max and reached it; the pinned daemon, larger than its cgroup,
 # was killed there and its run counted every due get as a miss; volatile
 # mode lived in the same cgroup, its idle data purged inside it.
-def read_kv(p):
-    try:
-        return reportlib.read_env(p)
-    except OSError:
-        return {}
-
-
 check("container: demo.sh exit status", crc == 0, "status %d" % crc)
 cruns = os.path.join(cout, "runs")
 skipped = glob.glob(os.path.join(cruns, "**", "skipped"), recursive=True)
@@ -308,25 +301,13 @@ except (OSError, ValueError) as e:
     check("container: summary.json", False, str(e))
 for m in ("pinned", "volatile"):
     g = os.path.join(cruns, "%s-1" % m, "guest", "out")
-    status = ""
-    try:
-        status = open(os.path.join(g, "exit-status")).read().strip()
-    except OSError:
-        pass
+    status = reportlib.read_text(os.path.join(g, "exit-status")).strip()
     check("container %s: the guest's job ended by itself" % m, status == "0", "exit-status %r (none: the watchdog)" % status)
-    info = read_kv(os.path.join(g, "info.env"))
-    ev = {}
-    try:
-        ev = {k: int(v) for k, v in (l.split() for l in open(os.path.join(g, "cgroup-daemon-events.txt")) if l.strip())}
-    except (OSError, ValueError):
-        pass
+    info = reportlib.read_env(os.path.join(g, "info.env"))
+    ev = reportlib.read_kv(os.path.join(g, "cgroup-daemon-events.txt"))
     check("container %s: the daemon's cgroup had memory.max 96 MiB and reached it" % m,
           info.get("cgroup_daemon_max_mb") == "96" and ev.get("max", 0) > 0, "info %s, events %s" % (info.get("cgroup_daemon_max_mb"), ev))
-    alive = ""
-    try:
-        alive = open(os.path.join(g, "daemon-alive")).read().strip()
-    except OSError:
-        pass
+    alive = reportlib.read_text(os.path.join(g, "daemon-alive")).strip()
     d = cs.get(m, {})
     hr = (d.get("hit_rate") or {}).get("mean")
     if m == "pinned":
