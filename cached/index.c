@@ -243,14 +243,67 @@ static uint64_t rev64(uint64_t v)
  * both primary buckets it expands to, and advances the cursor in the old
  * array's size, as Redis' dictScan does with its two tables.
  */
+/* The bucket after v in the walk's order (0 when the walk wrapped). */
+static uint64_t walk_next(uint64_t v, uint64_t mask)
+{
+	v |= ~mask;
+	return rev64(rev64(v) + 1);
+}
+
+/*
+ * A walk visits buckets in reversed order, a new cache line (and often a
+ * new page) of the bucket array each time, and then items scattered over
+ * the heap: without help every bucket and every item costs a miss.  The
+ * walk prefetches the bucket WALK_AHEAD visits ahead, and the first item
+ * of the one half as far ahead (a hint only: it may be gone by then).
+ */
+#define WALK_AHEAD 16
+
+struct walk_ahead {
+	uint64_t slot_v, item_v;   /* the buckets to prefetch next */
+	bool slot_end, item_end;   /* those cursors wrapped: nothing ahead */
+};
+
+static void walk_prefetch(struct walk_ahead *w, uint64_t mask)
+{
+	if (!w->slot_end) {
+		__builtin_prefetch(&buckets[w->slot_v & mask]);
+		w->slot_v = walk_next(w->slot_v, mask);
+		w->slot_end = w->slot_v == 0;
+	}
+	if (!w->item_end) {
+		struct item *h = buckets[w->item_v & mask];
+
+		if (h) {
+			__builtin_prefetch(h);
+			__builtin_prefetch((char *)h + 64);
+		}
+		w->item_v = walk_next(w->item_v, mask);
+		w->item_end = w->item_v == 0;
+	}
+}
+
 bool index_walk(uint64_t *cursor, unsigned int budget,
 		void (*fn)(struct item *it, void *arg), void *arg)
 {
 	unsigned int bits = old_buckets ? hashpower - 1 : hashpower;
 	uint64_t mask = ((uint64_t)1 << bits) - 1;
 	uint64_t v = *cursor;
+	struct walk_ahead w = { .slot_v = v, .item_v = v };
 	unsigned int seen = 0;
 
+	if (!old_buckets) {
+		/* start the pipeline: slots WALK_AHEAD on, items half as far */
+		for (unsigned int i = 0; i < WALK_AHEAD / 2 && !w.item_end; i++) {
+			w.item_v = walk_next(w.item_v, mask);
+			w.item_end = w.item_v == 0;
+		}
+		for (unsigned int i = 0; i < WALK_AHEAD && !w.slot_end; i++) {
+			__builtin_prefetch(&buckets[w.slot_v & mask]);
+			w.slot_v = walk_next(w.slot_v, mask);
+			w.slot_end = w.slot_v == 0;
+		}
+	}
 	do {
 		if (old_buckets) {
 			uint64_t ob = v & mask;
@@ -260,10 +313,10 @@ bool index_walk(uint64_t *cursor, unsigned int budget,
 			seen += chain_each(buckets[ob], fn, arg);
 			seen += chain_each(buckets[ob | (mask + 1)], fn, arg);
 		} else {
+			walk_prefetch(&w, mask);
 			seen += chain_each(buckets[v & mask], fn, arg);
 		}
-		v |= ~mask;
-		v = rev64(rev64(v) + 1);
+		v = walk_next(v, mask);
 		if (v == 0) {
 			*cursor = 0;
 			return true;

@@ -342,23 +342,54 @@ struct cachedump {
 	bool full;
 };
 
+/* Decimal digits of v at p; returns the end. */
+static char *put_u32(char *p, uint32_t v)
+{
+	char tmp[10];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/*
+ * One "ITEM key [N b; T s]" line, as memcached writes it, built by hand:
+ * a dump writes up to 70,000 lines per reply, and snprintf was a third
+ * of its cost.
+ */
 static void dump_one(struct item *it, void *arg)
 {
 	struct cachedump *d = arg;
-	char line[KEY_MAX_LENGTH + 64];
-	int n;
+	char line[KEY_MAX_LENGTH + 64], *p = line;
+	size_t n;
 
 	if (d->full || (d->limit && d->shown >= d->limit) || !listed(it, d->now) ||
 	    mc_slab_class(mc_item_size(it)) != d->id)
 		return;
-	n = snprintf(line, sizeof(line), "ITEM %.*s [%u b; %u s]\r\n",
-		     (int)it->keylen, it->key, it->vlen, item_exptime(it));
-	if (d->bytes + (size_t)n + 6 > CACHEDUMP_MAX) {   /* END\r\n\0, as memcached */
+	memcpy(p, "ITEM ", 5);
+	p += 5;
+	memcpy(p, it->key, it->keylen);
+	p += it->keylen;
+	*p++ = ' ';
+	*p++ = '[';
+	p = put_u32(p, it->vlen);
+	memcpy(p, " b; ", 4);
+	p += 4;
+	p = put_u32(p, item_exptime(it));
+	memcpy(p, " s]\r\n", 5);
+	p += 5;
+	n = (size_t)(p - line);
+	if (d->bytes + n + 6 > CACHEDUMP_MAX) {   /* END\r\n\0, as memcached */
 		d->full = true;
 		return;
 	}
-	evbuffer_add(d->out, line, (size_t)n);
-	d->bytes += (size_t)n;
+	evbuffer_add(d->out, line, n);
+	d->bytes += n;
 	d->shown++;
 }
 
