@@ -435,3 +435,27 @@ void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
 	while (!cache_walk_step(&cursor, fn, arg) && !(stop && stop(arg)))
 		;
 }
+
+void cache_tick(uint32_t now, uint32_t idle_secs)
+{
+	static struct store_marks marks;   /* ticks do not overlap */
+	uint32_t cursor = 0;
+	bool more;
+
+	do {
+		cache_wrlock();
+		more = store_tick_step(now, idle_secs, &cursor, STORE_TICK_MARKS, &marks);
+		cache_unlock();
+		store_marks_unlocked(&marks);   /* the system calls: no lock */
+	} while (more);
+	cache_wrlock();
+	store_marks_settle(&marks);
+	cache_unlock();
+	for (int i = 0; i < INDEX_REHASH_TICK / INDEX_REHASH_HOLD; i++) {
+		cache_wrlock();
+		more = index_rehash(INDEX_REHASH_HOLD) == INDEX_REHASH_HOLD;
+		cache_unlock();
+		if (!more)
+			break;
+	}
+}

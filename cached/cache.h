@@ -1,7 +1,8 @@
 /*
  * cache.h - item semantics on top of index and store: lookup with expiry
  * and flush, the six store commands, delete, touch, incr/decr, flush_all,
- * checksums.  Callers hold cache_lock for every function here.
+ * checksums.  Callers hold cache_lock for every function here
+ * but the walks and cache_tick, which take it per step.
  */
 #ifndef CACHE_H
 #define CACHE_H
@@ -107,5 +108,15 @@ void cache_walk(void (*fn)(struct item *it, void *arg), void *arg,
  */
 bool cache_walk_step(uint64_t *cursor, void (*fn)(struct item *it, void *arg),
 		     void *arg);
+
+/*
+ * The once-a-second upkeep, called without cache_lock (which it takes per
+ * step): idle data goes volatile, and a doubling of the index under way
+ * moves a bounded share of its buckets.  Each step is bounded and takes
+ * the lock on its own, so gets and sets get in between the steps of a
+ * tick that has much to mark; the marks a step claimed are made between
+ * the steps, without the lock (store_marks_unlocked).
+ */
+void cache_tick(uint32_t now, uint32_t idle_secs);
 
 #endif

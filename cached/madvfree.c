@@ -26,9 +26,9 @@
  *
  * Marks and words are kept per page beside the mapping (9 bytes per 4 KiB
  * page: 0.2% of the store).  Calls are made as the fadvise calls of
- * volatile mode are: under the store's lock, except the unmark of a
- * segment a get claimed (store.c), which runs without it and touches
- * only that segment's pages and their entries here.
+ * volatile mode are: the tick's marks and the unmark of a segment a get
+ * claimed without the store's lock (store.c), each touching only its own
+ * segment's pages and their entries here, the others under it.
  */
 #define _GNU_SOURCE
 #include "madvfree.h"

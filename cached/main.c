@@ -349,35 +349,15 @@ static uint32_t clock_now(void)
 	return wall_start + (uint32_t)(t.tv_sec - mono_start.tv_sec);
 }
 
-/*
- * Once a second: the clock, then idle data goes volatile, and a doubling
- * of the index under way moves a bounded share of its buckets.  Each step
- * is bounded and takes the lock on its own, so gets and sets get in
- * between the steps of a tick that has much to mark.
- */
+/* Once a second: the clock, then the cache's upkeep (cache_tick). */
 static void clock_cb(evutil_socket_t fd, short what, void *arg)
 {
-	uint32_t cursor = 0;
-	bool more;
-
 	(void)fd;
 	(void)what;
 	(void)arg;
 
 	clock_set(clock_now());
-	do {
-		cache_wrlock();
-		more = store_tick_step(clock_secs(), (uint32_t)settings.idle_secs, &cursor,
-				       STORE_TICK_MARKS);
-		cache_unlock();
-	} while (more);
-	for (int i = 0; i < INDEX_REHASH_TICK / INDEX_REHASH_HOLD; i++) {
-		cache_wrlock();
-		more = index_rehash(INDEX_REHASH_HOLD) == INDEX_REHASH_HOLD;
-		cache_unlock();
-		if (!more)
-			break;
-	}
+	cache_tick(clock_secs(), (uint32_t)settings.idle_secs);
 }
 
 /* Keep a few populated spare segments ready for the workers. */

@@ -13,7 +13,8 @@
  *
  * Every segment keeps a list of its items and its last access time.  A
  * timer (store_tick) marks a segment whose items have all been idle for
- * --idle seconds volatile with ONE vol_mark call over its pages.  Hot
+ * --idle seconds volatile with ONE vol_mark call over its pages, made
+ * outside cache_lock.  Hot
  * segments are never volatile, so a hit on hot data makes no system call.
  * Reading from a volatile segment unmarks it first (store_prepare_read):
  * if the kernel purged it, every item in it becomes ITEM_LOST (the index
@@ -31,7 +32,7 @@
  *            seg_open                  seg_seal
  *   FREE ----------------> ACTIVE -----------------> SEALED
  *    ^  \  seg_spare_take    ^  (small, appending)     |  ^
- *    |   `-> SPARE ----------'                 seg_mark|  |seg_wake
+ *    |   `-> SPARE ----------'           seg_claim_mark|  |seg_wake
  *    |        seg_open       |                         v  |  (not purged)
  *    |                       | seg_open             IDLE (marked volatile,
  *    |   WARM <--------------+                       small or large)
@@ -48,7 +49,8 @@
  *          unmarks it again on later ticks and frees it)
  *
  *   FREE --seg_open(large)--> LARGE (+ CONT on the slots after the head)
- *   LARGE --seg_mark--> IDLE --seg_wake--> LARGE
+ *   LARGE --seg_claim_mark--> IDLE --seg_wake--> LARGE
+ *   WARM --seg_claim_mark--> WARM_IDLE (the tick marks warm segments)
  *
  * The invariant that keeps every byte right: the kernel may hold a slot
  * volatile only while its state is IDLE, WARM_IDLE or QUARANTINE.  A
@@ -70,6 +72,17 @@
  * instead of calling the kernel again (a second unmark would report no
  * purge for a range the first found purged).  Posted answers that no get
  * came back for are used by the next tick (nwoken).
+ *
+ * The tick's marks run outside cache_lock too: a tick step claims each
+ * mark under the lock (the segment goes IDLE, or WARM_IDLE for a warm
+ * one, at once, with wake MARKING: no get reads it, no one claims its
+ * wake-up) and the tick makes the calls after dropping the lock
+ * (store_marks_unlocked), posting NONE or MARK_FAILED.  seg_unmark()
+ * first waits for a mark in flight (seg_mark_wait), so an unmark never
+ * overtakes the mark it undoes; a failed mark puts the segment back where
+ * it was (seg_mark_failed), by whichever of the waiter and the next tick
+ * step comes first.  A freed segment kept warm is marked by the next
+ * tick, not by the thread that freed it.
  */
 #define _GNU_SOURCE
 #include "store.h"
@@ -159,12 +172,19 @@ struct seg {
 	uint32_t nitems;
 	uint32_t atime;
 	uint32_t dead_by;   /* latest expiry of its items (a hint), 0 = none */
-	uint32_t wake;      /* IDLE: WAKE_NONE, _CLAIMED or _DONE (atomic) */
+	uint32_t wake;      /* IDLE, WARM_IDLE: a WAKE_ value (atomic) */
 	long wake_res;      /* the unmark's answer, once wake is WAKE_DONE */
 	struct item *items;
 };
 
-enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE };
+/*
+ * wake, the system call in flight on a marked segment outside the lock:
+ * NONE (none), CLAIMED -> DONE (a get's unmark, IDLE only), MARKING ->
+ * NONE or MARK_FAILED (the tick's mark, IDLE or WARM_IDLE).
+ */
+enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE, WAKE_MARKING, WAKE_MARK_FAILED };
+
+void (*store_wait_hook)(void);
 
 char *store_base;
 int store_fd = -1;
@@ -418,6 +438,56 @@ static void punch(uint32_t s, uint64_t len)
 			  (off_t)seg_off(s), (off_t)len);
 }
 
+/* Wait for a system call that another thread makes outside the lock. */
+static void store_wait(void)
+{
+	if (store_wait_hook)
+		store_wait_hook();
+	else
+		sched_yield();
+}
+
+/*
+ * The tick's mark of s failed (posted as MARK_FAILED): the range was never
+ * volatile.  Back to the state it was claimed from, the accounting of the
+ * claim undone.  Exclusive lock.
+ */
+static void seg_mark_failed(uint32_t s)
+{
+	struct seg *g = &segs[s];
+
+	assert(g->state == SEG_IDLE || g->state == SEG_WARM_IDLE);
+	stats.marks--;
+	stats.mark_failures++;
+	vol_bytes -= g->vbytes;
+	vol_ranges--;
+	g->vbytes = 0;
+	if (g->state == SEG_WARM_IDLE)
+		g->state = SEG_WARM;
+	else
+		g->state = g->large ? SEG_LARGE : SEG_SEALED;
+	__atomic_store_n(&g->wake, WAKE_NONE, __ATOMIC_RELAXED);
+}
+
+/*
+ * Before anything leaves a marked state: wait for a mark of s still in
+ * flight outside the lock (an unmark must not overtake it, or the range
+ * would end up volatile behind the store's back).  Returns true when the
+ * mark failed and s is back where it was (not marked), else false.
+ */
+static bool seg_mark_wait(uint32_t s)
+{
+	struct seg *g = &segs[s];
+	uint32_t w;
+
+	while ((w = __atomic_load_n(&g->wake, __ATOMIC_ACQUIRE)) == WAKE_MARKING)
+		store_wait();
+	if (w != WAKE_MARK_FAILED)
+		return false;
+	seg_mark_failed(s);
+	return true;
+}
+
 /*
  * The one place a marked range is given back by the store: unmark the
  * whole span of slot s.  Returns 1 if the kernel had purged any of it, 0
@@ -429,10 +499,12 @@ static long seg_unmark(uint32_t s)
 	struct seg *g = &segs[s];
 	long r;
 
+	if (seg_mark_wait(s))
+		return 0;       /* the mark failed: it was never volatile */
 	if (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_NONE) {
 		/* a get is unmarking it outside the lock: its answer holds */
 		while (__atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) != WAKE_DONE)
-			sched_yield();
+			store_wait();
 		r = g->wake_res;
 		__atomic_store_n(&g->wake, WAKE_NONE, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&nwoken, 1, __ATOMIC_RELAXED);
@@ -453,27 +525,57 @@ static long seg_unmark(uint32_t s)
 }
 
 /*
- * Mark s volatile over len bytes: IDLE for a sealed or large segment,
- * WARM_IDLE for a warm one.  Returns 0, or -1 (counted) with the state
- * unchanged.
+ * Claim the mark of s over len bytes for the caller to make outside the
+ * lock (store_marks_unlocked): s becomes IDLE (sealed or large) or
+ * WARM_IDLE (warm) at once, with its mark in flight (wake MARKING), so
+ * that no get reads it and no one unmarks it before the mark is made
+ * (seg_mark_wait).  The accounting counts the mark now; a failed one is
+ * undone by seg_mark_failed.
  */
-static int seg_mark(uint32_t s, uint64_t len)
+static void seg_claim_mark(uint32_t s, uint64_t len, struct store_marks *m)
 {
 	struct seg *g = &segs[s];
 
 	assert(g->state == SEG_SEALED || g->state == SEG_LARGE ||
 	       g->state == SEG_WARM);
 	assert(!__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE));
-	if (kern_mark(seg_off(s), len) < 0) {
-		stats.mark_failures++;
-		return -1;
-	}
+	assert(__atomic_load_n(&g->wake, __ATOMIC_RELAXED) == WAKE_NONE);
+	assert(m->n < STORE_TICK_MARKS);
 	stats.marks++;
 	g->state = g->state == SEG_WARM ? SEG_WARM_IDLE : SEG_IDLE;
 	g->vbytes = len;
 	vol_bytes += len;
 	vol_ranges++;
-	return 0;
+	__atomic_store_n(&g->wake, WAKE_MARKING, __ATOMIC_RELAXED);
+	m->seg[m->n] = s;
+	m->off[m->n] = seg_off(s);
+	m->len[m->n] = len;
+	m->n++;
+}
+
+void store_marks_unlocked(struct store_marks *m)
+{
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct seg *g = &segs[m->seg[i]];
+		long r = kern_mark(m->off[i], m->len[i]);
+
+		__atomic_store_n(&g->wake, r < 0 ? WAKE_MARK_FAILED : WAKE_NONE,
+				 __ATOMIC_RELEASE);
+	}
+	m->made = m->n;
+}
+
+void store_marks_settle(struct store_marks *m)
+{
+	assert(m->made == m->n);   /* made before the lock was taken again */
+	for (uint32_t i = 0; i < m->n; i++) {
+		uint32_t s = m->seg[i];
+
+		/* settled already if an unmark or a release came first */
+		if (__atomic_load_n(&segs[s].wake, __ATOMIC_ACQUIRE) == WAKE_MARK_FAILED)
+			seg_mark_failed(s);
+	}
+	m->n = m->made = 0;
 }
 
 /* The slots of s (already punched) wait for an unmark that succeeds. */
@@ -554,11 +656,10 @@ static void seg_release(uint32_t s, bool keep)
 		return;
 	}
 	if (keep && small) {
+		/* marked volatile by the next tick, outside the lock */
 		memset(g, 0, sizeof(*g));
 		g->state = SEG_WARM;
 		g->nslots = 1;
-		if (vol_enabled)
-			seg_mark(s, seg_size);   /* stays WARM if it fails */
 		warm[nwarm++] = s;
 		return;
 	}
@@ -1506,10 +1607,13 @@ static void store_upkeep(uint32_t now, uint32_t idle_secs)
 #define TICK_SCAN 8192
 
 bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
-		     uint32_t max_marks)
+		     uint32_t max_marks, struct store_marks *m)
 {
 	uint32_t marked = 0, scanned = 0, s;
 
+	store_marks_settle(m);
+	if (max_marks > STORE_TICK_MARKS)
+		max_marks = STORE_TICK_MARKS;
 	if (*cursor == 0) {
 		store_upkeep(now, idle_secs);
 		ncold_next = 0;         /* the eviction list's walk starts over */
@@ -1518,8 +1622,13 @@ bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
 	     marked < max_marks; s++, scanned++) {
 		if (seg_holds(&segs[s]))
 			cold_offer(cold_next, &ncold_next, s);
-		if (vol_enabled && seg_markable(s, now, idle_secs)) {
-			seg_mark(s, round_up(segs[s].used, PAGE));
+		if (!vol_enabled)
+			continue;
+		if (seg_markable(s, now, idle_secs)) {
+			seg_claim_mark(s, round_up(segs[s].used, PAGE), m);
+			marked++;
+		} else if (segs[s].state == SEG_WARM) {
+			seg_claim_mark(s, seg_size, m);
 			marked++;
 		}
 	}
@@ -1532,10 +1641,15 @@ bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
 
 void store_tick(uint32_t now, uint32_t idle_secs)
 {
+	struct store_marks m = { 0 };
 	uint32_t cursor = 0;
+	bool more;
 
-	while (store_tick_step(now, idle_secs, &cursor, STORE_TICK_MARKS))
-		;
+	do {
+		more = store_tick_step(now, idle_secs, &cursor, STORE_TICK_MARKS, &m);
+		store_marks_unlocked(&m);
+	} while (more);
+	store_marks_settle(&m);
 }
 
 /* psi mode: lose the coldest segment's objects; its charge, 0 if none. */

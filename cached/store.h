@@ -95,15 +95,45 @@ void store_lose(struct item *it);
 void store_forget(struct item *it);
 
 /*
- * One step of the once-a-second tick: upkeep first (*cursor 0 starts a
- * tick), then segments idle for idle_secs marked volatile, one call per
- * range, at most max_marks per step (the daemon: STORE_TICK_MARKS).
- * Returns true while the tick has more to do; the caller may drop
- * cache_lock between steps.
+ * The marks of one tick step, made outside the lock.  store_tick_step
+ * claims them under the exclusive lock (each segment is then IDLE or
+ * WARM_IDLE, its mark in flight: no get reads it and any unmark waits for
+ * the mark); the caller drops the lock and calls store_marks_unlocked(),
+ * which makes the system calls and posts each answer; a failed mark is
+ * undone under the lock by the next store_tick_step or by
+ * store_marks_settle(), whichever comes first, or by the first thread
+ * that needs the segment.
+ */
+#define STORE_TICK_MARKS 64
+struct store_marks {
+	uint32_t n, made;
+	uint32_t seg[STORE_TICK_MARKS];
+	uint64_t off[STORE_TICK_MARKS], len[STORE_TICK_MARKS];
+};
+
+/*
+ * One step of the once-a-second tick: settles m's marks of the step before
+ * (made by store_marks_unlocked), then upkeep first (*cursor 0 starts a
+ * tick), then claims the marks of segments idle for idle_secs and of warm
+ * segments, at most max_marks (at most STORE_TICK_MARKS) into m.  Returns
+ * true while the tick has more to do; the caller drops cache_lock between
+ * steps and makes m's marks meanwhile.
  */
 bool store_tick_step(uint32_t now, uint32_t idle_secs, uint32_t *cursor,
-		     uint32_t max_marks);
-#define STORE_TICK_MARKS 64
+		     uint32_t max_marks, struct store_marks *m);
+
+/* No lock held: make the marks claimed in m and post their answers. */
+void store_marks_unlocked(struct store_marks *m);
+
+/* Exclusive lock: undo the marks of m that failed; m is empty after. */
+void store_marks_settle(struct store_marks *m);
+
+/*
+ * Called while a thread waits for a system call that another makes outside
+ * the lock (a claimed unmark or mark); NULL: sched_yield().  The
+ * single-threaded tests make the awaited call here.
+ */
+extern void (*store_wait_hook)(void);
 
 /* A whole tick, every step under one hold of the lock (the tests). */
 void store_tick(uint32_t now, uint32_t idle_secs);

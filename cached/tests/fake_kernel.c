@@ -164,12 +164,16 @@ static void maybe_pressure(void)
 	}
 }
 
+void (*fake_mark_hook)(void);
+
 long fake_vol_mark(int fd, off_t off, off_t len)
 {
 	uint64_t start, end, last, size;
 	bool purged = false;
 	int i;
 
+	if (fake_mark_hook)
+		fake_mark_hook();
 	fake_marks++;
 	ffd = fd;
 	maybe_pressure();

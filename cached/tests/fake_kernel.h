@@ -50,6 +50,9 @@ void fake_purge_all(void);
 /* Calls made, for tests that count system calls. */
 extern uint64_t fake_marks, fake_unmarks, fake_queries;
 
+/* Called at the start of every mark (tests that look at the caller). */
+extern void (*fake_mark_hook)(void);
+
 /* A slow kernel: every unmark sleeps this long first (0: none). */
 void fake_unmark_delay(unsigned int usec);
 

@@ -646,6 +646,28 @@ static void op_reuse(void)
 	reuse_multi += r1 > st.seg_size;
 }
 
+/*
+ * The tick's marks: a step claims them and the daemon's tick makes them
+ * after it dropped the lock.  Here they are made at a random later moment
+ * (other commands, purges and failures between), at the latest when a
+ * command waits for one (store_wait_hook) or before the next step.
+ */
+static struct store_marks fz_marks;
+static uint32_t tick_cursor;
+
+static void make_marks(void)
+{
+	if (fz_marks.made < fz_marks.n)
+		store_marks_unlocked(&fz_marks);
+}
+
+static bool tick_step(void)
+{
+	make_marks();
+	return store_tick_step(current_time, (uint32_t)settings.idle_secs, &tick_cursor,
+			       1 + below(3), &fz_marks);
+}
+
 /* Everything the daemon serves must be right; run now and then. */
 static void audit(void)
 {
@@ -697,16 +719,22 @@ static int run_seed(uint64_t seed, long ops)
 	 * commands between the steps, as the daemon lets gets and sets in
 	 * between the steps of a tick (it drops cache_lock).
 	 */
-	uint32_t tick_cursor = 0;
 	bool ticking = false;
+
+	memset(&fz_marks, 0, sizeof(fz_marks));
+	tick_cursor = 0;
+	store_wait_hook = make_marks;
 
 	for (op_no = 0; op_no < ops && !failmsg[0]; op_no++) {
 		int k = (int)below(NKEYS);
 		uint32_t c = below(1000);
 
 		if (ticking && below(3) == 0) {
-			ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
-						  &tick_cursor, 1 + below(3));
+			ticking = tick_step();
+			continue;
+		}
+		if (fz_marks.made < fz_marks.n && below(4) == 0) {
+			make_marks();
 			continue;
 		}
 		if (c < 250)
@@ -733,15 +761,13 @@ static int run_seed(uint64_t seed, long ops)
 				sh_clear(i);
 		} else if (c < 800) {
 			while (ticking)   /* the daemon's ticks do not overlap */
-				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
-							  &tick_cursor, 1 + below(3));
+				ticking = tick_step();
 			current_time += below(4) ? 1 : 1 + below(15);
 			if (below(2)) {
 				store_tick(current_time, (uint32_t)settings.idle_secs);
 			} else {
 				tick_cursor = 0;
-				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
-							  &tick_cursor, 1 + below(3));
+				ticking = tick_step();
 			}
 		} else if (c < 840) {
 			if (madvfree)
@@ -790,8 +816,7 @@ static int run_seed(uint64_t seed, long ops)
 			op_mg(k);
 		} else if (c < 942) {
 			while (ticking)   /* op_reuse ticks: ticks do not overlap */
-				ticking = store_tick_step(current_time, (uint32_t)settings.idle_secs,
-							  &tick_cursor, 1 + below(3));
+				ticking = tick_step();
 			op_reuse();
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
@@ -802,7 +827,10 @@ static int run_seed(uint64_t seed, long ops)
 	}
 	while (nheld)
 		release_held(0);
+	make_marks();
+	store_marks_settle(&fz_marks);
 	cache_flush(0);
+	store_wait_hook = NULL;
 	store_destroy();
 	for (int i = 0; i < NKEYS; i++)
 		sh_clear(i);

@@ -714,6 +714,7 @@ static void test_tick_steps(void)
 {
 	static char val[100 * 1024];
 	char key[32];
+	struct store_marks sm = { 0 };
 	uint32_t cursor = 0, steps = 0, most = 0;
 	uint64_t before;
 	bool more;
@@ -729,7 +730,8 @@ static void test_tick_steps(void)
 	do {
 		uint64_t m = stats.marks;
 
-		more = store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS);
+		more = store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS, &sm);
+		store_marks_unlocked(&sm);
 		steps++;
 		if (stats.marks - m > most)
 			most = (uint32_t)(stats.marks - m);
@@ -740,8 +742,11 @@ static void test_tick_steps(void)
 	CHECK(nfr == (int)(stats.marks - before), "every mark is a range (%d)", nfr);
 	cursor = 0;
 	before = stats.marks;
-	while (store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS))
-		;
+	do {
+		more = store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS, &sm);
+		store_marks_unlocked(&sm);
+	} while (more);
+	store_marks_settle(&sm);
 	CHECK(stats.marks == before, "a second tick marks nothing new");
 	teardown();
 	printf("ok - tick steps\n");
@@ -1304,6 +1309,121 @@ static void fill_idle(const char *prefix)
 	store_tick(current_time, 10);
 }
 
+/* fake_mark_hook: is cache_lock held while the kernel is asked to mark? */
+static int marks_locked, marks_unlocked;
+
+static void mark_lock_probe(void)
+{
+	if (pthread_rwlock_trywrlock(&cache_lock) == 0) {
+		pthread_rwlock_unlock(&cache_lock);
+		marks_unlocked++;
+	} else {
+		marks_locked++;
+	}
+}
+
+/* store_wait_hook: the thread that makes the marks does it now */
+static struct store_marks *pending_marks;
+static int waits;
+
+static void make_pending_marks(void)
+{
+	waits++;
+	if (pending_marks && pending_marks->made < pending_marks->n)
+		store_marks_unlocked(pending_marks);
+}
+
+/* 3,000 values "value-I-..." under keys PREFIX0.., then 20 s idle */
+static void fill_cold(const char *prefix)
+{
+	char key[32], val[200];
+
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "%s%d", prefix, i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+}
+
+/*
+ * The tick's marks are made without cache_lock: a step claims them under
+ * the lock (the segments are IDLE at once, so no get reads them), the
+ * calls come after it is dropped, and whoever needs a claimed segment
+ * before its mark is made waits for it (an unmark that overtook the mark
+ * would leave the range volatile behind the store's back).  A mark that
+ * fails is undone, by the waiter or by the tick, once.
+ */
+static void test_marks_unlocked(void)
+{
+	struct store_marks m = { 0 };
+	struct store_stats st;
+	char want[300];
+	uint32_t cursor = 0;
+	uint64_t f0, mk0;
+	int claimed;
+
+	setup(16);
+	fill_cold("m");
+	fake_mark_hook = mark_lock_probe;
+	marks_locked = marks_unlocked = 0;
+	cache_tick(current_time, 10);
+	fake_mark_hook = NULL;
+	CHECK(marks_unlocked > 0 && marks_locked == 0,
+	      "the tick's marks are made outside the lock: %d outside, %d under it",
+	      marks_unlocked, marks_locked);
+	CHECK(store_audit() == 0 && fake_nranges() == marks_unlocked,
+	      "each mark made is a range (%d)", fake_nranges());
+	teardown();
+
+	/* claimed, not made yet: counted, no kernel call, gets wait for it */
+	setup(16);
+	fill_cold("m");
+	f0 = fake_marks;
+	store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS, &m);
+	claimed = (int)m.n;
+	store_get_stats(&st);
+	CHECK(claimed > 0 && fake_marks == f0 && st.volatile_ranges == (uint64_t)claimed,
+	      "a step claims %d marks and makes none (%llu calls)", claimed,
+	      (unsigned long long)(fake_marks - f0));
+	pending_marks = &m;
+	store_wait_hook = make_pending_marks;
+	waits = 0;
+	sprintf(want, "VALUE m7 0 %zu\r\nvalue-7-%0100d\r\nEND\r\n", strlen("value-7-") + 100, 7);
+	CHECK(!strcmp(S("get m7\r\n"), want) && waits > 0 && m.made == m.n,
+	      "a get of a segment whose mark is in flight waits for it (%d waits)", waits);
+	store_wait_hook = NULL;
+	store_marks_settle(&m);
+	CHECK(store_audit() == 0, "no range is volatile behind the store's back");
+	teardown();
+
+	/* every mark fails: undone once, whether a get or the tick comes first */
+	setup(16);
+	fill_cold("m");
+	fake_chaos(0, 1000, 0, 7);
+	cursor = 0;
+	mk0 = stats.marks;
+	store_tick_step(current_time, 10, &cursor, STORE_TICK_MARKS, &m);
+	claimed = (int)m.n;
+	store_marks_unlocked(&m);
+	CHECK(!strcmp(S("get m7\r\n"), want), "a get after a failed mark is served");
+	store_marks_settle(&m);
+	cache_tick(current_time, 10);
+	fake_chaos(0, 0, 0, 7);
+	store_get_stats(&st);
+	CHECK(claimed > 0 && stats.marks == mk0 && stats.mark_failures >= (uint64_t)claimed &&
+	      st.volatile_ranges == 0 && st.volatile_bytes == 0 && store_audit() == 0,
+	      "failed marks undone once: %llu marks, %llu failures, %llu ranges counted",
+	      (unsigned long long)(stats.marks - mk0), (unsigned long long)stats.mark_failures,
+	      (unsigned long long)st.volatile_ranges);
+	cache_tick(current_time, 10);
+	CHECK(stats.marks > mk0 && fake_nranges() == (int)(stats.marks - mk0) &&
+	      store_audit() == 0, "the next tick marks them (%llu)",
+	      (unsigned long long)(stats.marks - mk0));
+	teardown();
+	printf("ok - marks unlocked\n");
+}
+
 /*
  * A get of a value in a volatile segment unmarks it without cache_lock:
  * one kernel call whose answer the read under the lock uses (a purge
@@ -1627,6 +1747,7 @@ int main(void)
 	test_meta_model();
 	test_lost_semantics();
 	test_wake_unlocked();
+	test_marks_unlocked();
 	test_verify_reply();
 	test_psi_band();
 	test_meta_fast();
