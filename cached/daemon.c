@@ -20,6 +20,8 @@
 struct settings settings;
 struct stats stats;
 pthread_rwlock_t cache_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+uint32_t cache_unlock_pending;
+void (*cache_unlock_work)(void);
 uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
 uint64_t stat_listen_disabled;
 uint64_t stat_conn_buffer_bytes;

@@ -173,9 +173,19 @@ static inline void cache_wrlock(void)
 	cache_lock_spin(pthread_rwlock_trywrlock, pthread_rwlock_wrlock, true);
 }
 
+/*
+ * Work that a holder of cache_lock left to be done after it is dropped
+ * (the store's hole punches): cache_unlock_pending says how much waits,
+ * cache_unlock_work does it.  Set by the store.
+ */
+extern uint32_t cache_unlock_pending;
+extern void (*cache_unlock_work)(void);
+
 static inline void cache_unlock(void)
 {
 	pthread_rwlock_unlock(&cache_lock);
+	if (__atomic_load_n(&cache_unlock_pending, __ATOMIC_RELAXED))
+		cache_unlock_work();
 }
 
 /* Connection counters, updated atomically. */

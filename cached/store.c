@@ -109,6 +109,8 @@ long fake_vol_query(int fd, off_t off, off_t len);
 #define vol_mark fake_vol_mark
 #define vol_unmark fake_vol_unmark
 #define vol_query fake_vol_query
+int fake_fallocate(int fd, int mode, off_t off, off_t len);
+#define fallocate fake_fallocate
 #endif
 
 #define PAGE 4096u
@@ -150,6 +152,8 @@ enum seg_state {
 	SEG_SEALED,       /* small: no more appends */
 	SEG_LARGE,        /* one large object; head of its slots */
 	SEG_CONT,         /* a slot after the head of a large object */
+	SEG_PUNCH,        /* released for good, its pages punched outside the
+			     lock (wake PUNCHING, then PUNCHED); then FREE */
 	SEG_IDLE,         /* sealed small or large, marked volatile */
 	SEG_WARM,         /* empty small, pages kept for reuse */
 	SEG_WARM_IDLE,    /* empty small, pages kept, marked volatile */
@@ -180,9 +184,11 @@ struct seg {
 /*
  * wake, the system call in flight on a marked segment outside the lock:
  * NONE (none), CLAIMED -> DONE (a get's unmark, IDLE only), MARKING ->
- * NONE or MARK_FAILED (the tick's mark, IDLE or WARM_IDLE).
+ * NONE or MARK_FAILED (the tick's mark, IDLE or WARM_IDLE); PUNCHING ->
+ * PUNCHED (a PUNCH segment's hole punch).
  */
-enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE, WAKE_MARKING, WAKE_MARK_FAILED };
+enum { WAKE_NONE, WAKE_CLAIMED, WAKE_DONE, WAKE_MARKING, WAKE_MARK_FAILED,
+       WAKE_PUNCHING, WAKE_PUNCHED };
 
 void (*store_wait_hook)(void);
 
@@ -211,6 +217,13 @@ static uint32_t *warm;
 static uint32_t nwarm;
 static uint32_t nzombies, nquarantined;
 static uint32_t nwoken;   /* segments with an answer posted, not used yet (atomic) */
+
+/* Hole punches waiting (store_punch_pending) */
+static pthread_mutex_t punch_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *punch_q;        /* heads waiting for their punch */
+static uint32_t npunch_q;        /* punch_mu */
+static uint32_t npunching;       /* PUNCH heads not freed yet (cache_lock) */
+static uint32_t punches_taken;   /* taken from punch_q, not posted (atomic) */
 
 /*
  * Items and bytes per memcached slab class (stats items, stats slabs),
@@ -384,9 +397,12 @@ int store_init(uint64_t maxbytes, bool vol)
 		return -1;
 	segs = calloc(slots_max, sizeof(*segs));
 	warm = calloc(slots_max, sizeof(*warm));
+	punch_q = calloc(slots_max, sizeof(*punch_q));
 	nwarm = 0;
-	if (!segs || !warm)
+	npunch_q = npunching = 0;
+	if (!segs || !warm || !punch_q)
 		return -1;
+	cache_unlock_work = store_punch_pending;
 	active = SEG_NONE;
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
@@ -411,11 +427,83 @@ void store_destroy(void)
 		madv_destroy();
 	free(segs);
 	free(warm);
+	free(punch_q);
 	warm = NULL;
+	punch_q = NULL;
 	nwarm = 0;
+	npunch_q = npunching = 0;
+	__atomic_store_n(&cache_unlock_pending, 0, __ATOMIC_RELAXED);
 	segs = NULL;
 	store_base = NULL;
 	store_fd = -1;
+}
+
+/*
+ * Hole punches outside the lock.  A slot range released for good becomes
+ * PUNCH (its head; CONT after it) and waits in punch_q; the thread that
+ * released it punches it after dropping cache_lock (cache_unlock calls
+ * store_punch_pending when cache_unlock_pending says there is work) and
+ * posts PUNCHED; the next allocation that looks at the range under the
+ * lock frees it (slot_free).  An allocation that finds no room while
+ * punches are waiting makes them itself (find_slots).  punch_q is guarded
+ * by punch_mu, not by cache_lock: the punching thread holds no lock.
+ */
+static void punch(uint32_t s, uint64_t len);
+
+void store_punch_pending(void)
+{
+	for (;;) {
+		uint32_t batch[64], n = 0;
+
+		pthread_mutex_lock(&punch_mu);
+		while (n < 64 && npunch_q)
+			batch[n++] = punch_q[--npunch_q];
+		__atomic_store_n(&cache_unlock_pending, npunch_q, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&punches_taken, n, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&punch_mu);
+		if (!n)
+			return;
+		for (uint32_t i = 0; i < n; i++) {
+			struct seg *g = &segs[batch[i]];
+
+			punch(batch[i], (uint64_t)g->nslots * seg_size);
+			__atomic_store_n(&g->wake, WAKE_PUNCHED, __ATOMIC_RELEASE);
+		}
+		__atomic_fetch_sub(&punches_taken, n, __ATOMIC_RELEASE);
+	}
+}
+
+/* Release slots [s, s + n) for good: punched outside the lock, then FREE. */
+static void seg_punch_later(uint32_t s, uint32_t n)
+{
+	struct seg *g = &segs[s];
+
+	memset(g, 0, sizeof(*g));
+	g->state = SEG_PUNCH;
+	g->nslots = n;
+	g->wake = WAKE_PUNCHING;
+	for (uint32_t i = 1; i < n; i++)
+		segs[s + i].state = SEG_CONT;
+	npunching++;
+	pthread_mutex_lock(&punch_mu);
+	punch_q[npunch_q++] = s;
+	__atomic_store_n(&cache_unlock_pending, npunch_q, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&punch_mu);
+}
+
+static void seg_clear(uint32_t s, uint32_t n);
+
+/* Exclusive lock: true when slot s is FREE (a punched PUNCH range is freed). */
+static bool slot_free(uint32_t s)
+{
+	struct seg *g = &segs[s];
+
+	if (g->state == SEG_PUNCH &&
+	    __atomic_load_n(&g->wake, __ATOMIC_ACQUIRE) == WAKE_PUNCHED) {
+		npunching--;
+		seg_clear(s, g->nslots);
+	}
+	return g->state == SEG_FREE;
 }
 
 /*
@@ -663,8 +751,7 @@ static void seg_release(uint32_t s, bool keep)
 		warm[nwarm++] = s;
 		return;
 	}
-	punch(s, (uint64_t)n * seg_size);
-	seg_clear(s, n);
+	seg_punch_later(s, n);
 }
 
 static void seg_free(uint32_t s)
@@ -986,10 +1073,8 @@ static int make_room(void)
 	if (nwarm) {
 		/* pages kept for reuse go before any data */
 		s = warm_take();
-		if (s != SEG_NONE) {
-			punch(s, seg_size);
-			seg_clear(s, 1);
-		}
+		if (s != SEG_NONE)
+			seg_punch_later(s, 1);
 		return 0;
 	}
 	if (lost_head && lost_bytes > budget / LOST_SHARE) {
@@ -1012,7 +1097,7 @@ static int make_room(void)
 }
 
 /* First run of n free slots from the cursor, or SEG_NONE. */
-static uint32_t find_slots(uint32_t n)
+static uint32_t find_free(uint32_t n)
 {
 	for (uint64_t k = 0; k < nslots; k++) {
 		uint32_t s = (uint32_t)((cursor + k) % nslots);
@@ -1020,7 +1105,7 @@ static uint32_t find_slots(uint32_t n)
 
 		if (s + n > nslots)
 			continue;
-		for (i = 0; i < n && segs[s + i].state == SEG_FREE; i++)
+		for (i = 0; i < n && slot_free(s + i); i++)
 			;
 		if (i == n) {
 			cursor = s + n;
@@ -1028,6 +1113,20 @@ static uint32_t find_slots(uint32_t n)
 		}
 	}
 	return SEG_NONE;
+}
+
+/* n contiguous FREE slots, or SEG_NONE; waiting punches are made first. */
+static uint32_t find_slots(uint32_t n)
+{
+	uint32_t s = find_free(n);
+
+	if (s == SEG_NONE && npunching) {
+		store_punch_pending();
+		while (__atomic_load_n(&punches_taken, __ATOMIC_ACQUIRE))
+			store_wait();   /* another thread's punches in flight */
+		s = find_free(n);
+	}
+	return s;
 }
 
 /* FREE or SPARE slots [s, s + n) become an ACTIVE or LARGE segment. */

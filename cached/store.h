@@ -135,6 +135,12 @@ void store_marks_settle(struct store_marks *m);
  */
 extern void (*store_wait_hook)(void);
 
+/*
+ * Make the hole punches of released segments, without cache_lock (the
+ * daemon: cache_unlock, through cache_unlock_work).
+ */
+void store_punch_pending(void);
+
 /* A whole tick, every step under one hold of the lock (the tests). */
 void store_tick(uint32_t now, uint32_t idle_secs);
 

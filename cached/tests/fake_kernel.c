@@ -267,3 +267,15 @@ long fake_vol_query(int fd, off_t off, off_t len)
 			return 1;
 	return 0;
 }
+
+void (*fake_punch_hook)(void);
+uint64_t fake_punches;
+
+/* A hole punch of the store: the real one, after the hook. */
+int fake_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	if (fake_punch_hook)
+		fake_punch_hook();
+	__atomic_fetch_add(&fake_punches, 1, __ATOMIC_RELAXED);
+	return fallocate(fd, mode, off, len);
+}

@@ -53,6 +53,14 @@ extern uint64_t fake_marks, fake_unmarks, fake_queries;
 /* Called at the start of every mark (tests that look at the caller). */
 extern void (*fake_mark_hook)(void);
 
+/*
+ * The store's hole punches (fallocate) land in fake_fallocate, which calls
+ * this hook first, counts them in fake_punches and punches.
+ */
+extern void (*fake_punch_hook)(void);
+extern uint64_t fake_punches;
+int fake_fallocate(int fd, int mode, off_t off, off_t len);
+
 /* A slow kernel: every unmark sleeps this long first (0: none). */
 void fake_unmark_delay(unsigned int usec);
 

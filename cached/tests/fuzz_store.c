@@ -737,6 +737,10 @@ static int run_seed(uint64_t seed, long ops)
 			make_marks();
 			continue;
 		}
+		/* the punches of released segments: as the daemon's cache_unlock
+		 * makes them, now and then (else an allocation makes them) */
+		if (below(16) == 0)
+			store_punch_pending();
 		if (c < 250)
 			op_get(k);
 		else if (c < 450)

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -1424,6 +1425,88 @@ static void test_marks_unlocked(void)
 	printf("ok - marks unlocked\n");
 }
 
+/* Bytes of the memfd that hold pages. */
+static uint64_t store_resident(void)
+{
+	struct stat sb;
+
+	return fstat(store_fd, &sb) == 0 ? (uint64_t)sb.st_blocks * 512 : 0;
+}
+
+/*
+ * A released segment's pages are punched outside cache_lock: by the
+ * thread that released it, once it dropped the lock (cache_unlock), or,
+ * when an allocation finds no room while punches wait, by the allocation.
+ */
+static void test_punches_unlocked(void)
+{
+	static char big[300 * 1024];
+	char key[32], cmd[64];
+	uint64_t before, after, p0;
+	int stored = 0;
+
+	setup(16);
+	memset(big, 'P', sizeof(big) - 1);
+	for (int i = 0; i < 30; i++) {
+		sprintf(key, "p%d", i);
+		stored += put(CMD_SET, key, big) == R_STORED;
+	}
+	before = store_resident();
+	fake_punch_hook = mark_lock_probe;
+	marks_locked = marks_unlocked = 0;
+	p0 = fake_punches;
+	for (int i = 0; i < 30; i++) {
+		int n = sprintf(cmd, "delete p%d\r\n", i);
+
+		CHECK(!strcmp(session(cmd, (size_t)n), "DELETED\r\n"), "delete p%d", i);
+	}
+	fake_punch_hook = NULL;
+	after = store_resident();
+	CHECK(stored == 30 && marks_unlocked >= 30 && marks_locked == 0,
+	      "deletes of 30 large values: %d punches outside the lock, %d under it",
+	      marks_unlocked, marks_locked);
+	CHECK(before >= 30 * sizeof(big) && after + 30 * (sizeof(big) - 4096) <= before,
+	      "their pages were given back (%llu KiB resident, %llu before)",
+	      (unsigned long long)(after >> 10), (unsigned long long)(before >> 10));
+
+	/* released without an unlock after (as here): the allocation punches */
+	for (int i = 0; i < 30; i++) {
+		sprintf(key, "q%d", i);
+		put(CMD_SET, key, big);
+		sprintf(key, "q%d", i);
+		store_forget(get(key));
+	}
+	p0 = fake_punches;
+	for (int i = 0; i < 200; i++) {
+		sprintf(key, "r%d", i);
+		CHECK(put(CMD_SET, key, big) == R_STORED, "set r%d", i);
+	}
+	CHECK(fake_punches > p0 && store_audit() == 0,
+	      "200 sets of 300 KiB into -m 16 with punches waiting: stored, %llu punched",
+	      (unsigned long long)(fake_punches - p0));
+	store_punch_pending();
+	int present = 0, intact = 0;
+
+	for (int i = 0; i < 200; i++) {
+		struct item *it;
+
+		sprintf(key, "r%d", i);
+		it = get(key);
+		if (!it || it->state != ITEM_OK)
+			continue;
+		present++;
+		intact += cache_readable(it) &&
+			  !memcmp(store_ptr(it->off), big, sizeof(big) - 1);
+	}
+	CHECK(present > 20 && intact == present && !stats.verify_errors,
+	      "no slot was reused before its punch: %d of %d values intact", intact, present);
+	CHECK(store_resident() <= (16u << 20) + (2u << 20),
+	      "within -m once punched (%llu KiB resident)",
+	      (unsigned long long)(store_resident() >> 10));
+	teardown();
+	printf("ok - punches unlocked\n");
+}
+
 /*
  * A get of a value in a volatile segment unmarks it without cache_lock:
  * one kernel call whose answer the read under the lock uses (a purge
@@ -1748,6 +1831,7 @@ int main(void)
 	test_lost_semantics();
 	test_wake_unlocked();
 	test_marks_unlocked();
+	test_punches_unlocked();
 	test_verify_reply();
 	test_psi_band();
 	test_meta_fast();
