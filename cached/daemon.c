@@ -27,6 +27,7 @@ uint64_t stat_listen_disabled;
 uint64_t stat_conn_buffer_bytes;
 uint64_t stat_bytes_read, stat_bytes_written;
 uint64_t stat_unlocked_unmarks;
+uint64_t stat_punches, stat_punches_queued;
 uint32_t current_time;
 uint32_t process_started;
 

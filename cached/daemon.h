@@ -197,6 +197,9 @@ extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 /* unmarks a get made without cache_lock (store.c) */
 extern uint64_t stat_unlocked_unmarks;
+/* hole punches made, and of them those made from the queue of released
+ * segments (after cache_lock was dropped, or by an allocation) (store.c) */
+extern uint64_t stat_punches, stat_punches_queued;
 /* The fetch pool (fetch.c): fetches waiting for a thread, running, and
  * misses that waited for a fetch of the same key (stats.c). */
 extern uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;

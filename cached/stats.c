@@ -149,6 +149,8 @@ void stats_emit(struct evbuffer *out)
 	U("volatile_marks", s.marks);
 	U("volatile_unmarks", s.unmarks);
 	U("volatile_unmarks_unlocked", __atomic_load_n(&stat_unlocked_unmarks, __ATOMIC_RELAXED));
+	U("hole_punches", __atomic_load_n(&stat_punches, __ATOMIC_RELAXED));
+	U("hole_punches_queued", __atomic_load_n(&stat_punches_queued, __ATOMIC_RELAXED));
 	U("volatile_mark_failures", s.mark_failures);
 	U("volatile_unmark_failures", s.unmark_failures);
 	U("quarantined_segments", st.quarantined);
@@ -227,6 +229,8 @@ void stats_reset(void)
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_conn_yields, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_unlocked_unmarks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_punches, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_punches_queued, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_bytes_written, 0, __ATOMIC_RELAXED);
 	stats_prefix_clear();

@@ -469,6 +469,7 @@ void store_punch_pending(void)
 			punch(batch[i], (uint64_t)g->nslots * seg_size);
 			__atomic_store_n(&g->wake, WAKE_PUNCHED, __ATOMIC_RELEASE);
 		}
+		__atomic_fetch_add(&stat_punches_queued, n, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&punches_taken, n, __ATOMIC_RELEASE);
 	}
 }
@@ -519,6 +520,7 @@ static uint64_t charged(void)
 
 static void punch(uint32_t s, uint64_t len)
 {
+	__atomic_fetch_add(&stat_punches, 1, __ATOMIC_RELAXED);
 	if (madv_on)
 		madv_punch((off_t)seg_off(s), (off_t)len);
 	else

@@ -1462,6 +1462,10 @@ static void test_punches_unlocked(void)
 	}
 	fake_punch_hook = NULL;
 	after = store_resident();
+	CHECK(strstr(S("stats\r\n"), "STAT hole_punches_queued ") != NULL &&
+	      stat_punches_queued >= 30 && stat_punches >= stat_punches_queued,
+	      "stats: %llu hole punches, %llu of them queued",
+	      (unsigned long long)stat_punches, (unsigned long long)stat_punches_queued);
 	CHECK(stored == 30 && marks_unlocked >= 30 && marks_locked == 0,
 	      "deletes of 30 large values: %d punches outside the lock, %d under it",
 	      marks_unlocked, marks_locked);
