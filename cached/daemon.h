@@ -136,6 +136,21 @@ void cache_lock_waits_reset(void);
  */
 #define CACHE_LOCK_SPIN 256
 
+/* Decimal digits of v at p (no NUL); returns the end.  For replies. */
+static inline char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -149,19 +149,6 @@ static size_t b64_encode(const char *src, size_t len, char *out)
 
 /* ---- reply building --------------------------------------------------- */
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
 
 /* " X" */
 static char *put_flag(char *p, char f)

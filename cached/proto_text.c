@@ -66,17 +66,8 @@ static void out_cull(struct conn *c)
 /* Append " <v>" in decimal at @p; returns the end. */
 static char *put_num(char *p, uint64_t v)
 {
-	char tmp[20];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	*p++ = ' ';
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	return put_u64(p, v);
 }
 
 /* "VALUE key flags bytes [cas]\r\n", formatted by hand: it is per hit. */

@@ -346,21 +346,6 @@ struct cachedump {
 	bool full;
 };
 
-/* Decimal digits of v at p; returns the end. */
-static char *put_u32(char *p, uint32_t v)
-{
-	char tmp[10];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 /*
  * One "ITEM key [N b; T s]" line, as memcached writes it, built by hand:
  * a dump writes up to 70,000 lines per reply, and snprintf was a third
@@ -381,10 +366,10 @@ static void dump_one(struct item *it, void *arg)
 	p += it->keylen;
 	*p++ = ' ';
 	*p++ = '[';
-	p = put_u32(p, it->vlen);
+	p = put_u64(p, it->vlen);
 	memcpy(p, " b; ", 4);
 	p += 4;
-	p = put_u32(p, item_exptime(it));
+	p = put_u64(p, item_exptime(it));
 	memcpy(p, " s]\r\n", 5);
 	p += 5;
 	n = (size_t)(p - line);

@@ -1296,17 +1296,12 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* 3,000 values "value-I-..." under keys PREFIX0.., then 20 s idle and a tick */
+static void fill_cold(const char *prefix);
+
+/* fill_cold, then a tick: the values go volatile */
 static void fill_idle(const char *prefix)
 {
-	char key[32], val[200];
-
-	for (int i = 0; i < 3000; i++) {
-		sprintf(key, "%s%d", prefix, i);
-		sprintf(val, "value-%d-%0100d", i, i);
-		put(CMD_SET, key, val);
-	}
-	current_time += 20;
+	fill_cold(prefix);
 	store_tick(current_time, 10);
 }
 
