@@ -17,6 +17,8 @@ BIN=${VOLATILE_BIN:-/usr/libexec/volatile}
 OUT=${OUT:-/tmp}
 # A kernel that hangs a test must still leave a result: seconds for the
 # whole selftest run (each test also has its own limit in the harness).
+# The kernel command line's appliance.test_timeout=N sets it for a slow
+# kernel (the debug kernel under TCG, beside another guest, took over 720).
 LIMIT=${VOLATILE_TEST_TIMEOUT:-720}
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "${APPLIANCE:-/usr/share/appliance}/tap.sh"
@@ -29,8 +31,12 @@ finish() {
 echo "kernel: $(uname -r), $(grep MemAvailable /proc/meminfo | tr -s ' '), swap device: ${SWAPDEV:-none}"
 lru_gen=""
 for arg in $(cat /proc/cmdline); do
-	case $arg in appliance.lru_gen=*) lru_gen=${arg#appliance.lru_gen=} ;; esac
+	case $arg in
+	appliance.lru_gen=*) lru_gen=${arg#appliance.lru_gen=} ;;
+	appliance.test_timeout=*) [ -n "${VOLATILE_TEST_TIMEOUT:-}" ] || LIMIT=${arg#appliance.test_timeout=} ;;
+	esac
 done
+echo "kernel-tests: the selftest run may take up to $LIMIT s"
 LRU_GEN=/sys/kernel/mm/lru_gen/enabled
 if [ -n "$lru_gen" ]; then
 	if echo "$lru_gen" >"$LRU_GEN" 2>/dev/null; then
