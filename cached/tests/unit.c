@@ -1296,7 +1296,18 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static void fill_cold(const char *prefix);
+/* 3,000 values "value-I-..." under keys PREFIX0.., then 20 s idle */
+static void fill_cold(const char *prefix)
+{
+	char key[32], val[200];
+
+	for (int i = 0; i < 3000; i++) {
+		sprintf(key, "%s%d", prefix, i);
+		sprintf(val, "value-%d-%0100d", i, i);
+		put(CMD_SET, key, val);
+	}
+	current_time += 20;
+}
 
 /* fill_cold, then a tick: the values go volatile */
 static void fill_idle(const char *prefix)
@@ -1329,18 +1340,6 @@ static void make_pending_marks(void)
 		store_marks_unlocked(pending_marks);
 }
 
-/* 3,000 values "value-I-..." under keys PREFIX0.., then 20 s idle */
-static void fill_cold(const char *prefix)
-{
-	char key[32], val[200];
-
-	for (int i = 0; i < 3000; i++) {
-		sprintf(key, "%s%d", prefix, i);
-		sprintf(val, "value-%d-%0100d", i, i);
-		put(CMD_SET, key, val);
-	}
-	current_time += 20;
-}
 
 /*
  * The tick's marks are made without cache_lock: a step claims them under
