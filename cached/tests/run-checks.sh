@@ -11,10 +11,11 @@ trap 'rm -f "$log"' EXIT
 run() {
 	name=$1
 	shift
+	t0=$(date +%s)
 	if "$@" >"$log" 2>&1; then
-		ok "$name"
+		ok "$name ($(($(date +%s) - t0)) s)"
 	else
-		not_ok "$name"
+		not_ok "$name ($(($(date +%s) - t0)) s)"
 		tail -n 40 "$log" | sed 's/^/    /'
 	fi
 }
