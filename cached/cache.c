@@ -18,7 +18,12 @@
 
 #define REALTIME_MAXDELTA (60 * 60 * 24 * 30)
 
-static uint64_t next_cas = 1;
+static uint64_t next_cas = 1;   /* atomic: key-local stores take cas too */
+
+static uint64_t take_cas(void)
+{
+	return __atomic_fetch_add(&next_cas, 1, __ATOMIC_RELAXED);
+}
 static uint32_t oldest_live;   /* delayed flush_all: items stored by this second die, 0 = none */
 
 int cache_init(uint64_t maxbytes, bool vol)
@@ -92,9 +97,9 @@ struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 	if (it && dead(it, clock_secs(), expired)) {
 		/* as memcached, for every command that looks a key up */
 		if (*expired)
-			stats.get_expired++;
+			STAT_ADD(get_expired);
 		else
-			stats.get_flushed++;
+			STAT_ADD(get_flushed);
 		store_forget(it);
 		return NULL;
 	}
@@ -182,7 +187,7 @@ static struct item *insert_new(const char *key, size_t nkey, uint32_t hv,
 	it->flags = flags;
 	it->exptime = exptime;
 	it->atime = it->mtime = clock_secs();
-	it->cas = next_cas++;
+	it->cas = take_cas();
 	if (old)
 		store_forget(old);   /* first: its space can be reused */
 	if (put_value(it, a, alen, b, blen) < 0) {
@@ -190,9 +195,152 @@ static struct item *insert_new(const char *key, size_t nkey, uint32_t hv,
 		return NULL;
 	}
 	index_insert(it);
-	stats.total_items++;
-	stats.curr_items = index_count();
+	STAT_ADD(total_items);
+	__atomic_store_n(&stats.curr_items, index_count(), __ATOMIC_RELAXED);
 	return it;
+}
+
+/*
+ * The key-local stores.  The caller holds cache_lock shared and the key's
+ * stripe (cache_key_lock); what changes in the store changes under
+ * store_lock.  Each handles the common case only (the key absent, or its
+ * value readable without a system call; the new value appended to the
+ * active segment; no doubling of the index due) and returns R_RETRY (or
+ * -1) before it has changed anything that the exclusive path would not
+ * change the same way: the caller then repeats the command under the
+ * exclusive lock.  Forgetting an expired item is such a change.
+ */
+enum store_res cache_store_local(enum store_cmd cmd, const char *key,
+				 size_t nkey, uint32_t hv, uint32_t flags,
+				 uint32_t exptime, const char *data,
+				 uint32_t vlen, uint64_t cas_in)
+{
+	struct item *old, *it;
+	enum store_res r = R_RETRY;
+	bool expired = false;
+	uint32_t seg;
+	uint64_t off;
+	char *p;
+
+	if (cmd == CMD_APPEND || cmd == CMD_PREPEND || !index_local_ok())
+		return R_RETRY;
+	old = index_find(key, nkey, hv);
+	if (old && !store_item_hot(old))
+		return R_RETRY;   /* lost, or volatile: the exclusive path */
+	it = item_new(key, nkey, hv);
+	if (!it)
+		return R_RETRY;
+	store_lock();
+	if (old && dead(old, clock_secs(), &expired)) {
+		if (expired)
+			STAT_ADD(get_expired);
+		else
+			STAT_ADD(get_flushed);
+		store_forget(old);
+		old = NULL;
+	}
+	switch (cmd) {
+	case CMD_ADD:
+		if (old) {
+			__atomic_store_n(&old->atime, clock_secs(), __ATOMIC_RELAXED);
+			r = R_NOT_STORED;
+			goto out;
+		}
+		break;
+	case CMD_REPLACE:
+		if (!old) {
+			r = R_NOT_STORED;
+			goto out;
+		}
+		break;
+	case CMD_CAS:
+		if (!old) {
+			STAT_ADD(cas_misses);
+			r = R_NOT_FOUND;
+			goto out;
+		}
+		if (old->cas != cas_in) {
+			STAT_ADD(cas_badval);
+			r = R_EXISTS;
+			goto out;
+		}
+		break;
+	default:
+		break;
+	}
+	if (store_reserve_local((size_t)vlen + 2, &seg, &off) < 0)
+		goto out;
+	if (cmd == CMD_CAS)
+		STAT_ADD(cas_hits);
+	p = store_ptr(off);
+	memcpy(p, data, (size_t)vlen + 2);
+	it->flags = flags;
+	it->exptime = exptime;
+	it->atime = it->mtime = clock_secs();
+	it->cas = take_cas();
+	it->seg = seg;
+	it->off = off;
+	it->vlen = vlen;
+	it->csum = settings.verify ? cache_csum(p, (size_t)vlen + 2) : 0;
+	store_link(it);
+	if (old)
+		store_forget(old);
+	index_insert_local(it);
+	store_unlock();
+	STAT_ADD(total_items);
+	__atomic_store_n(&stats.curr_items, index_count(), __ATOMIC_RELAXED);
+	return R_STORED;
+out:
+	store_unlock();
+	free(it);
+	return r;
+}
+
+int cache_delete_local(const char *key, size_t nkey, uint32_t hv)
+{
+	struct item *it = index_find(key, nkey, hv);
+	bool expired = false, found;
+
+	if (!it)
+		return 0;
+	if (!store_item_hot(it))
+		return -1;
+	found = !dead(it, clock_secs(), &expired);
+	if (!found) {
+		if (expired)
+			STAT_ADD(get_expired);
+		else
+			STAT_ADD(get_flushed);
+	}
+	store_lock();
+	store_forget(it);
+	store_unlock();
+	return found;
+}
+
+int cache_touch_local(const char *key, size_t nkey, uint32_t hv,
+		      uint32_t exptime)
+{
+	struct item *it = index_find(key, nkey, hv);
+	bool expired = false;
+
+	if (!it)
+		return 0;
+	if (!store_item_hot(it))
+		return -1;
+	if (dead(it, clock_secs(), &expired)) {
+		if (expired)
+			STAT_ADD(get_expired);
+		else
+			STAT_ADD(get_flushed);
+		store_lock();
+		store_forget(it);
+		store_unlock();
+		return 0;
+	}
+	item_set_exptime(it, exptime);
+	__atomic_store_n(&it->atime, clock_secs(), __ATOMIC_RELAXED);
+	return 1;
 }
 
 enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
@@ -219,14 +367,14 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 		break;
 	case CMD_CAS:
 		if (!old) {
-			stats.cas_misses++;
+			STAT_ADD(cas_misses);
 			return R_NOT_FOUND;
 		}
 		if (old->cas != cas_in) {
-			stats.cas_badval++;
+			STAT_ADD(cas_badval);
 			return R_EXISTS;
 		}
-		stats.cas_hits++;
+		STAT_ADD(cas_hits);
 		break;
 	case CMD_APPEND:
 	case CMD_PREPEND:
@@ -277,7 +425,7 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 			store_forget(it);
 			return NULL;
 		}
-		it->cas = next_cas++;
+		it->cas = take_cas();
 		it->atime = clock_secs();
 		return it;
 	}
@@ -350,7 +498,7 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 
 		memcpy(p, buf, res);
 		memset(p + res, ' ', it->vlen - res);
-		it->cas = next_cas++;
+		it->cas = take_cas();
 		it->mtime = clock_secs();
 		if (settings.verify)
 			it->csum = cache_csum(p, it->vlen + 2);
@@ -402,18 +550,18 @@ void cache_flush(int32_t delay)
 		oldest_live = cache_exptime(delay) - 1;
 		/* memcached takes a cas unique for a flush that acts at once */
 		if (oldest_live && oldest_live <= clock_secs())
-			next_cas++;
+			take_cas();
 		return;
 	}
-	next_cas++;
+	take_cas();
 	oldest_live = 0;
 	store_flush_all();
-	stats.curr_items = index_count();
+	__atomic_store_n(&stats.curr_items, index_count(), __ATOMIC_RELAXED);
 }
 
 uint64_t cache_new_cas(void)
 {
-	return next_cas++;
+	return take_cas();
 }
 
 bool cache_walk_step(uint64_t *cursor, void (*fn)(struct item *it, void *arg),

@@ -1,8 +1,10 @@
 /*
  * cache.h - item semantics on top of index and store: lookup with expiry
  * and flush, the six store commands, delete, touch, incr/decr, flush_all,
- * checksums.  Callers hold cache_lock for every function here
- * but the walks and cache_tick, which take it per step.
+ * checksums.  Callers hold cache_lock exclusively for every function
+ * here but the walks and cache_tick, which take it per step, and the
+ * key-local ones (cache_store_local and co.), called under
+ * cache_key_lock.
  */
 #ifndef CACHE_H
 #define CACHE_H
@@ -11,11 +13,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon.h"
 #include "index.h"
+
+/*
+ * A key-local command (a get, a set, a delete, a touch): cache_lock
+ * shared, then the key's index stripe (index.h).  What it changes in the
+ * store it changes under the store's mutex too (store_lock, taken last).
+ * Lock order: cache_lock, stripe, store mutex.
+ */
+static inline void cache_key_lock(uint32_t hv)
+{
+	cache_rdlock();
+	index_lock(hv);
+}
+
+static inline void cache_key_unlock(uint32_t hv)
+{
+	index_unlock(hv);
+	cache_unlock();
+}
 
 enum store_cmd { CMD_SET, CMD_ADD, CMD_REPLACE, CMD_APPEND, CMD_PREPEND, CMD_CAS };
 enum store_res {
-	R_STORED, R_NOT_STORED, R_EXISTS, R_NOT_FOUND, R_TOO_LARGE, R_NO_MEMORY
+	R_STORED, R_NOT_STORED, R_EXISTS, R_NOT_FOUND, R_TOO_LARGE, R_NO_MEMORY,
+	R_RETRY   /* cache_store_local: repeat under the exclusive lock */
 };
 enum delta_res { D_OK, D_NON_NUMERIC, D_NOT_FOUND, D_NO_MEMORY };
 
@@ -49,6 +71,25 @@ bool cache_readable(struct item *it);
 enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 			   uint32_t hv, uint32_t flags, uint32_t exptime,
 			   const char *data, uint32_t vlen, uint64_t cas_in);
+
+/*
+ * cache_store, cache_delete and cache_touch for a caller that holds
+ * cache_lock shared and the key's stripe (cache_key_lock) instead of the
+ * exclusive lock: sets, adds, replaces and cas of hot or absent keys,
+ * deletes and touches of hot ones, never a system call or another key's
+ * item.  When the command needs more (a lost or volatile value, a new
+ * segment, eviction, a doubling of the index, append or prepend) they
+ * return R_RETRY (-1 for delete and touch), having changed nothing the
+ * exclusive path would not: the caller repeats the command under the
+ * exclusive lock.  Delete and touch return 1 found, 0 not found.
+ */
+enum store_res cache_store_local(enum store_cmd cmd, const char *key,
+				 size_t nkey, uint32_t hv, uint32_t flags,
+				 uint32_t exptime, const char *data,
+				 uint32_t vlen, uint64_t cas_in);
+int cache_delete_local(const char *key, size_t nkey, uint32_t hv);
+int cache_touch_local(const char *key, size_t nkey, uint32_t hv,
+		      uint32_t exptime);
 
 /* Replace a lost item's value, or insert it, with a value from the origin.
  * Returns the item (readable) or NULL. */

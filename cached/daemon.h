@@ -6,9 +6,10 @@
  * memcached model) plus the main thread, which accepts connections, hands
  * them to workers round-robin and runs the timers (clock, volatility,
  * PSI).  All cache state (index.c + store.c) sits behind one global
- * reader-writer lock, cache_lock (writers preferred).  A get of hot data
- * takes it shared (proto_text.c, get_fast); everything that changes the
- * cache takes it exclusive.  It is held for short, bounded work only (no
+ * reader-writer lock, cache_lock (writers preferred).  Key-local commands
+ * (a get of hot data, the common set and delete) take it shared plus
+ * their key's index stripe (cache_key_lock in cache.h); what needs more
+ * takes it exclusive.  It is held for short, bounded work only (no
  * system call on the hot path, no origin fetch).  Settings are written
  * once at start-up.
  */
@@ -89,6 +90,9 @@ struct stats {
 	uint64_t marks, unmarks, mark_failures, unmark_failures;
 };
 extern struct stats stats;
+
+/* Count one under the shared lock. */
+#define STAT_ADD(field) __atomic_fetch_add(&stats.field, 1, __ATOMIC_RELAXED)
 extern pthread_rwlock_t cache_lock;
 
 static inline uint64_t now_usec(void)

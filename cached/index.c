@@ -17,8 +17,52 @@
  */
 #include "index.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * The stripes: one mutex per INDEX_STRIPES-th of the hash space, each on
+ * a cache line of its own.  The stripe of a hash value is its low bits,
+ * and so are its buckets' indexes in either array (both hold at least
+ * INDEX_STRIPES buckets from index_init on, or the walk locks every
+ * stripe a bucket can hold), so a bucket's chain is only ever changed
+ * under its stripe, or under cache_lock held exclusively.
+ */
+static struct {
+	pthread_mutex_t mu;
+} __attribute__((aligned(64))) stripes[INDEX_STRIPES];
+static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+static uint64_t stripe_waits;
+
+static void stripes_init(void)
+{
+	for (unsigned int i = 0; i < INDEX_STRIPES; i++)
+		pthread_mutex_init(&stripes[i].mu, NULL);
+}
+
+static void stripe_lock(unsigned int i)
+{
+	if (pthread_mutex_trylock(&stripes[i].mu) == 0)
+		return;
+	__atomic_fetch_add(&stripe_waits, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&stripes[i].mu);
+}
+
+void index_lock(uint32_t hv)
+{
+	stripe_lock(hv & (INDEX_STRIPES - 1));
+}
+
+void index_unlock(uint32_t hv)
+{
+	pthread_mutex_unlock(&stripes[hv & (INDEX_STRIPES - 1)].mu);
+}
+
+uint64_t index_stripe_waits(void)
+{
+	return __atomic_load_n(&stripe_waits, __ATOMIC_RELAXED);
+}
 
 static struct item **buckets;           /* the primary array, 2^hashpower */
 static unsigned hashpower;
@@ -51,6 +95,7 @@ int index_init(unsigned hp)
 	old_buckets = NULL;
 	expand_bucket = 0;
 	expansions = 0;
+	pthread_once(&stripes_once, stripes_init);
 	hashpower = hp < 4 ? 4 : hp;
 	buckets = calloc((size_t)1 << hashpower, sizeof(*buckets));
 	nitems = 0;
@@ -136,13 +181,30 @@ void index_insert(struct item *it)
 	struct item **chain = chain_of(it->hash);
 
 	it->hnext = *chain;
-	*chain = it;
-	nitems++;
-	item_bytes += sizeof(*it) + it->keylen;
+	__atomic_store_n(chain, it, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&nitems, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&item_bytes, sizeof(*it) + it->keylen, __ATOMIC_RELAXED);
 	if (old_buckets)
 		index_rehash(INDEX_REHASH_STEP);
 	else if (hashpower < 31 && nitems > ((uint64_t)3 << hashpower) / 2)
 		index_grow();
+}
+
+bool index_local_ok(void)
+{
+	return !old_buckets && (hashpower >= 31 ||
+	       __atomic_load_n(&nitems, __ATOMIC_RELAXED) + 1 <=
+	       ((uint64_t)3 << hashpower) / 2);
+}
+
+void index_insert_local(struct item *it)
+{
+	struct item **chain = chain_of(it->hash);
+
+	it->hnext = *chain;
+	__atomic_store_n(chain, it, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&nitems, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&item_bytes, sizeof(*it) + it->keylen, __ATOMIC_RELAXED);
 }
 
 /* Unlink from the chain. */
@@ -152,10 +214,11 @@ void index_remove(struct item *it)
 
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == it) {
-			*pp = it->hnext;
+			__atomic_store_n(pp, it->hnext, __ATOMIC_RELAXED);
 			it->hnext = NULL;
-			nitems--;
-			item_bytes -= sizeof(*it) + it->keylen;
+			__atomic_fetch_sub(&nitems, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&item_bytes, sizeof(*it) + it->keylen,
+					   __ATOMIC_RELAXED);
 			return;
 		}
 	}
@@ -192,13 +255,13 @@ uint64_t index_expansions(void)
 
 uint64_t index_count(void)
 {
-	return nitems;
+	return __atomic_load_n(&nitems, __ATOMIC_RELAXED);
 }
 
 /* Items plus buckets. */
 uint64_t index_mem_bytes(void)
 {
-	return item_bytes + (sizeof(struct item *) << hashpower) +
+	return __atomic_load_n(&item_bytes, __ATOMIC_RELAXED) + (sizeof(struct item *) << hashpower) +
 	       (old_buckets ? sizeof(struct item *) << (hashpower - 1) : 0);
 }
 
@@ -272,7 +335,9 @@ static void walk_prefetch(struct walk_ahead *w, uint64_t mask)
 		w->slot_end = w->slot_v == 0;
 	}
 	if (!w->item_end) {
-		struct item *h = buckets[w->item_v & mask];
+		/* a hint read outside the bucket's stripe */
+		struct item *h = __atomic_load_n(&buckets[w->item_v & mask],
+						 __ATOMIC_RELAXED);
 
 		if (h) {
 			__builtin_prefetch(h);
@@ -281,6 +346,31 @@ static void walk_prefetch(struct walk_ahead *w, uint64_t mask)
 		w->item_v = walk_next(w->item_v, mask);
 		w->item_end = w->item_v == 0;
 	}
+}
+
+/*
+ * The stripes of bucket b of an array of mask + 1 buckets: one when the
+ * array has at least INDEX_STRIPES buckets, else every stripe whose low
+ * bits are b (taken in ascending order; a key-local command holds one).
+ */
+static void walk_lock(uint64_t b, uint64_t mask)
+{
+	if (mask + 1 >= INDEX_STRIPES) {
+		stripe_lock((unsigned int)(b & (INDEX_STRIPES - 1)));
+		return;
+	}
+	for (uint64_t i = b; i < INDEX_STRIPES; i += mask + 1)
+		stripe_lock((unsigned int)i);
+}
+
+static void walk_unlock(uint64_t b, uint64_t mask)
+{
+	if (mask + 1 >= INDEX_STRIPES) {
+		pthread_mutex_unlock(&stripes[b & (INDEX_STRIPES - 1)].mu);
+		return;
+	}
+	for (uint64_t i = b; i < INDEX_STRIPES; i += mask + 1)
+		pthread_mutex_unlock(&stripes[i].mu);
 }
 
 bool index_walk(uint64_t *cursor, unsigned int budget,
@@ -305,6 +395,7 @@ bool index_walk(uint64_t *cursor, unsigned int budget,
 		}
 	}
 	do {
+		walk_lock(v & mask, mask);
 		if (old_buckets) {
 			uint64_t ob = v & mask;
 
@@ -316,6 +407,7 @@ bool index_walk(uint64_t *cursor, unsigned int budget,
 			walk_prefetch(&w, mask);
 			seen += chain_each(buckets[v & mask], fn, arg);
 		}
+		walk_unlock(v & mask, mask);
 		v = walk_next(v, mask);
 		if (v == 0) {
 			*cursor = 0;

@@ -3,7 +3,11 @@
  * memory.  An item knows its key, metadata and where its value lives in
  * the store; the value bytes themselves never live here, so a purge of the
  * store loses values but never the knowledge of which keys existed.
- * Not thread-safe: callers hold cache_lock.
+ *
+ * Locking: cache_lock held exclusively, or cache_lock held shared plus
+ * the stripe of the key's hash (index_lock) for a find, an insert
+ * (index_insert_local) or a remove of that key.  Nothing but an exclusive
+ * holder moves buckets or starts a doubling.
  */
 #ifndef INDEX_H
 #define INDEX_H
@@ -76,6 +80,29 @@ struct item *index_find(const char *key, size_t nkey, uint32_t hv);
  * table, and moves INDEX_REHASH_STEP buckets of a doubling under way.
  */
 void index_insert(struct item *it);
+
+/*
+ * Key-local inserts (cache_lock shared, the key's stripe held): true
+ * when index_insert_local may insert, i.e. no doubling is under way and
+ * this insert would not start one.  Else the insert is made under the
+ * exclusive lock (index_insert), which moves buckets.
+ */
+bool index_local_ok(void);
+
+/* Push an item on its chain: no bucket moves, no doubling starts. */
+void index_insert_local(struct item *it);
+
+/*
+ * The stripe locks: a key-local command holds its key's stripe (taken
+ * after cache_lock, shared) for its find and its changes; a walk takes
+ * the stripe of each bucket it visits.  A stripe is a mutex.
+ */
+#define INDEX_STRIPES 1024
+void index_lock(uint32_t hv);
+void index_unlock(uint32_t hv);
+
+/* Times a stripe was found taken (stats: stripe_lock_waits). */
+uint64_t index_stripe_waits(void);
 
 /* Unlink an item from the table (does not free it); moves no bucket. */
 void index_remove(struct item *it);

@@ -136,22 +136,32 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens)
  * The start of storing a value block, for set and ms alike.  A block
  * without its CRLF is counted (as memcached does) and false returned: the
  * caller sends the error line.  Else a lost key is rebuilt first (see
- * rebuild_lost), cache_lock is taken (exclusive), the set counted and the
- * upstream's cas of the old value noted; *hv is the key's hash.
+ * rebuild_lost), the set counted, and cache_lock taken: with local
+ * non-NULL and no memcache origin, shared with the key's stripe
+ * (cache_key_lock, *local set: the caller tries cache_store_local
+ * first); else exclusive, and the upstream's cas of the old value noted.
+ * *hv is the key's hash.
  */
-bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv)
+bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv,
+		       bool *local)
 {
 	if (data[c->vlen] != '\r' || data[c->vlen + 1] != '\n') {
-		cache_wrlock();
-		stats.cmd_set++;
-		cache_unlock();
+		STAT_ADD(cmd_set);
 		return false;
 	}
 	*hv = index_hash(c->key, c->nkey);
 	if (c->cmd != CMD_SET)
 		rebuild_lost(c, c->key, c->nkey, *hv);
+	STAT_ADD(cmd_set);
+	if (local) {
+		/* the memcache origin keeps its cas per key: exclusive */
+		*local = settings.origin != ORIGIN_MEMCACHE;
+		if (*local) {
+			cache_key_lock(*hv);
+			return true;
+		}
+	}
 	cache_wrlock();
-	stats.cmd_set++;
 	if (settings.origin == ORIGIN_MEMCACHE)
 		c->upcas = upstream_cas_of(c->key, c->nkey, *hv);
 	return true;
@@ -250,13 +260,13 @@ void proto_collect_key(struct conn *c, const char *key, size_t nkey)
 	struct item *it;
 	bool hot, expired;
 
-	cache_rdlock();
+	cache_key_lock(hv);
 	it = index_find(key, nkey, hv);
 	hot = it && it->state == ITEM_OK && cache_alive(it, now) &&
 	      store_touch_hot(it, now);
 	if (it && !hot && cache_alive(it, now))
 		wake = store_claim_wake(it);    /* cold: unmark it without the lock */
-	cache_unlock();
+	cache_key_unlock(hv);
 	if (hot)
 		return;         /* the common case: the second pass serves it */
 	if (wake != SEG_NONE)

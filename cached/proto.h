@@ -36,8 +36,10 @@ bool set_noreply_maybe(struct conn *c, token_t *tokens, size_t ntokens);
 /* A synchronous origin rebuilds a lost key before a command decides. */
 void rebuild_lost(struct conn *c, const char *key, size_t nkey, uint32_t hv);
 /* A value block arrived (set, ms): false for a bad chunk; else returns
- * holding cache_lock, ready to store. */
-bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv);
+ * holding cache_lock, ready to store: exclusive, or (local non-NULL,
+ * *local set) shared with the key's stripe. */
+bool proto_nread_begin(struct conn *c, const char *data, uint32_t *hv,
+		       bool *local);
 /* Fetch from the synchronous origin without the lock; returns holding it. */
 int proto_origin_fetch(const char *key, size_t nkey, char **val,
 		       uint32_t *vlen, uint32_t *flags, uint64_t *usec);

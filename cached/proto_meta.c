@@ -498,7 +498,7 @@ static bool meta_get_fast(struct conn *c, token_t *tokens, size_t ntokens,
 
 	if (of->vivify || of->recache || of->new_ttl || conn_find_fetched(c, key, nkey))
 		return false;
-	cache_rdlock();
+	cache_key_lock(hv);
 	it = index_find(key, nkey, hv);
 	if (!it || it->state != ITEM_OK || !cache_alive(it, now))
 		goto out;
@@ -538,7 +538,7 @@ static bool meta_get_fast(struct conn *c, token_t *tokens, size_t ntokens,
 	__atomic_fetch_add(&stats.get_hits, 1, __ATOMIC_RELAXED);
 	ok = true;
 out:
-	cache_unlock();
+	cache_key_unlock(hv);
 	if (wake != SEG_NONE)
 		store_wake_unlocked(wake);
 	return ok;
@@ -652,8 +652,8 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 		it->atime = now;
 	}
 	if (ttl_set) {
-		stats.cmd_touch++;
-		stats.touch_hits++;
+		STAT_ADD(cmd_touch);
+		STAT_ADD(touch_hits);
 	} else {
 		stats.cmd_get++;
 		stats.get_hits++;
@@ -791,13 +791,25 @@ error:
 	c->swallow = (uint64_t)vlen + 2;
 }
 
+/* The item an ms stored: its cas for the reply, its binary-key bit. */
+static void meta_stored(struct conn *c, uint32_t hv, uint64_t *cas_out)
+{
+	struct item *it = index_find(c->key, c->nkey, hv);
+
+	if (it) {
+		*cas_out = it->cas;
+		if (c->meta_binkey)
+			it->mflags |= MF_BINKEY;
+	}
+}
+
 /*
  * Store an ms value, cache_lock held: memcached's do_store_item rules
  * where cache_store's differ (a cas on append/prepend; a stale store).
  * *cas_out receives the new item's cas when stored.
  */
 static enum store_res meta_store(struct conn *c, uint32_t hv, const char *data,
-				 uint64_t *cas_out)
+				 uint64_t *cas_out, bool noted)
 {
 	bool expired;
 	struct item *old = cache_lookup(c->key, c->nkey, hv, &expired);
@@ -818,24 +830,39 @@ static enum store_res meta_store(struct conn *c, uint32_t hv, const char *data,
 		r = cache_store(CMD_SET, c->key, c->nkey, hv, c->flags, exptime,
 				data, c->vlen, 0);
 		if (r == R_STORED) {
-			stats.cas_hits++;
+			STAT_ADD(cas_hits);
 			it = index_find(c->key, c->nkey, hv);
 			if (it)
 				it->mflags |= MF_STALE | token;
 		}
 	} else {
-		stats_note_store(c->key, c->nkey, hv);
+		if (!noted)
+			stats_note_store(c->key, c->nkey, hv);
 		r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
 				c->exptime, data, c->vlen, c->cas);
 	}
-	if (r == R_STORED) {
-		it = index_find(c->key, c->nkey, hv);
-		if (it) {
-			*cas_out = it->cas;
-			if (c->meta_binkey)
-				it->mflags |= MF_BINKEY;
-		}
-	}
+	if (r == R_STORED)
+		meta_stored(c, hv, cas_out);
+	return r;
+}
+
+/*
+ * An ms of set, add, replace or cas without I, under cache_key_lock:
+ * cache_store_local, or R_RETRY for meta_store under the exclusive lock
+ * (with *noted: the store was counted in stats items already).
+ */
+static enum store_res meta_store_local(struct conn *c, uint32_t hv,
+				       const char *data, uint64_t *cas_out,
+				       bool *noted)
+{
+	enum store_res r;
+
+	stats_note_store(c->key, c->nkey, hv);
+	*noted = true;
+	r = cache_store_local(c->cmd, c->key, c->nkey, hv, c->flags,
+			      c->exptime, data, c->vlen, c->cas);
+	if (r == R_STORED)
+		meta_stored(c, hv, cas_out);
 	return r;
 }
 
@@ -850,15 +877,28 @@ void meta_complete_nread(struct conn *c, const char *data)
 	uint64_t cas = 0;
 	enum store_res r;
 	uint32_t hv;
+	bool local = false, noted = false;
+	bool plain = !c->meta_stale && c->cmd != CMD_APPEND &&
+		     c->cmd != CMD_PREPEND;
 
 	c->state = ST_CMD;
 	c->meta_set = false;
-	if (!proto_nread_begin(c, data, &hv)) {
+	if (!proto_nread_begin(c, data, &hv, plain ? &local : NULL)) {
 		out_err(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
-	r = meta_store(c, hv, data, &cas);
-	cache_unlock();
+	if (local) {
+		r = meta_store_local(c, hv, data, &cas, &noted);
+		cache_key_unlock(hv);
+		if (r == R_RETRY) {
+			cache_wrlock();
+			r = meta_store(c, hv, data, &cas, noted);
+			cache_unlock();
+		}
+	} else {
+		r = meta_store(c, hv, data, &cas, false);
+		cache_unlock();
+	}
 	if (r == R_NO_MEMORY) {
 		out_err(c, "SERVER_ERROR out of memory storing object");
 		return;
@@ -940,10 +980,10 @@ static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	it = cache_drop_if_lost(cache_lookup(tokens[1].value, tokens[1].length,
 					     hv, &expired));
 	if (!it) {
-		stats.delete_misses++;
+		STAT_ADD(delete_misses);
 		memcpy(line, "NF", 2);
 	} else if (of.has_cas && it->cas != of.req_cas) {
-		stats.delete_misses++;
+		STAT_ADD(delete_misses);
 		memcpy(line, "EX", 2);
 	} else if (of.set_stale) {
 		/* invalidate: keep the value, mark it stale, new cas */
@@ -954,7 +994,7 @@ static void meta_delete(struct conn *c, token_t *tokens, size_t ntokens)
 		memcpy(line, "HD", 2);
 		skip = c->noreply;
 	} else {
-		stats.delete_hits++;
+		STAT_ADD(delete_hits);
 		store_forget(it);
 		deleted = true;
 		memcpy(line, "HD", 2);

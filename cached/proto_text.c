@@ -152,8 +152,6 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 
 /* ---- get family ------------------------------------------------------- */
 
-#define STAT_ADD(field) __atomic_fetch_add(&stats.field, 1, __ATOMIC_RELAXED)
-
 enum get_fast_res { FAST_SLOW, FAST_HIT, FAST_MISS };
 
 /*
@@ -173,7 +171,7 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	struct item *it;
 	enum get_fast_res res = FAST_SLOW;
 
-	cache_rdlock();
+	cache_key_lock(hv);
 	it = index_find(key, nkey, hv);
 	if (!it && settings.origin == ORIGIN_NONE) {
 		if (touch) {
@@ -205,7 +203,7 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 	} else if (it && cache_alive(it, now)) {
 		wake = store_claim_wake(it);    /* cold: unmark it without the lock */
 	}
-	cache_unlock();
+	cache_key_unlock(hv);
 	if (wake != SEG_NONE)
 		store_wake_unlocked(wake);
 	return res;
@@ -218,11 +216,11 @@ static enum get_fast_res get_fast(struct conn *c, const char *key, size_t nkey,
 static void count_get(bool touch, bool hit)
 {
 	if (touch) {
-		stats.cmd_touch++;
+		STAT_ADD(cmd_touch);
 		if (hit)
-			stats.touch_hits++;
+			STAT_ADD(touch_hits);
 		else
-			stats.touch_misses++;
+			STAT_ADD(touch_misses);
 		return;
 	}
 	stats.cmd_get++;
@@ -462,22 +460,36 @@ static void complete_nread(struct conn *c, const char *data)
 		[R_TOO_LARGE] = "SERVER_ERROR out of memory storing object",
 		[R_NO_MEMORY] = "SERVER_ERROR out of memory storing object",
 	};
-	uint32_t hv;
+	uint32_t hv, exptime;
 	enum store_res r;
+	bool local;
 
 	if (c->meta_set) {
 		meta_complete_nread(c, data);
 		return;
 	}
 	c->state = ST_CMD;
-	if (!proto_nread_begin(c, data, &hv)) {
+	if (!proto_nread_begin(c, data, &hv, &local)) {
 		out_string(c, "CLIENT_ERROR bad data chunk");
 		return;
 	}
 	stats_note_store(c->key, c->nkey, hv);
-	r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
-			cache_exptime((int32_t)c->exptime), data, c->vlen, c->cas);
-	cache_unlock();
+	exptime = cache_exptime((int32_t)c->exptime);
+	if (local) {
+		r = cache_store_local(c->cmd, c->key, c->nkey, hv, c->flags,
+				      exptime, data, c->vlen, c->cas);
+		cache_key_unlock(hv);
+		if (r == R_RETRY) {
+			cache_wrlock();
+			r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
+					exptime, data, c->vlen, c->cas);
+			cache_unlock();
+		}
+	} else {
+		r = cache_store(c->cmd, c->key, c->nkey, hv, c->flags,
+				exptime, data, c->vlen, c->cas);
+		cache_unlock();
+	}
 	if (r == R_STORED && settings.origin == ORIGIN_MEMCACHE &&
 	    proto_write_through(c, hv, replies[r], strlen(replies[r])))
 		return;
@@ -534,6 +546,7 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	uint32_t hv;
 	bool found;
+	int d;
 
 	if (ntokens > 3) {
 		bool hold_is_zero = strcmp(tokens[2].value, "0") == 0;
@@ -554,13 +567,19 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 	stats_prefix_delete(tokens[1].value, tokens[1].length);
 	hv = index_hash(tokens[1].value, tokens[1].length);
 	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
-	cache_wrlock();
-	found = cache_delete(tokens[1].value, tokens[1].length, hv);
+	cache_key_lock(hv);
+	d = cache_delete_local(tokens[1].value, tokens[1].length, hv);
+	cache_key_unlock(hv);
+	if (d < 0) {
+		cache_wrlock();
+		d = cache_delete(tokens[1].value, tokens[1].length, hv);
+		cache_unlock();
+	}
+	found = d > 0;
 	if (found)
-		stats.delete_hits++;
+		STAT_ADD(delete_hits);
 	else
-		stats.delete_misses++;
-	cache_unlock();
+		STAT_ADD(delete_misses);
 	if (settings.origin == ORIGIN_MEMCACHE)   /* the origin may have it */
 		upstream_delete(c, tokens[1].value, tokens[1].length);
 	out_string(c, found ? "DELETED" : "NOT_FOUND");
@@ -569,8 +588,9 @@ static void process_delete(struct conn *c, token_t *tokens, size_t ntokens)
 static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 {
 	int32_t exptime_int;
-	uint32_t hv;
+	uint32_t hv, exptime;
 	bool found;
+	int d;
 
 	set_noreply_maybe(c, tokens, ntokens);
 	if (tokens[1].length > KEY_MAX_LENGTH) {
@@ -583,17 +603,26 @@ static void process_touch(struct conn *c, token_t *tokens, size_t ntokens)
 	}
 	hv = index_hash(tokens[1].value, tokens[1].length);
 	rebuild_lost(c, tokens[1].value, tokens[1].length, hv);
-	cache_wrlock();
-	found = cache_touch(tokens[1].value, tokens[1].length, hv,
-			    cache_exptime(exptime_int));
-	if (found)
+	exptime = cache_exptime(exptime_int);
+	cache_key_lock(hv);
+	d = cache_touch_local(tokens[1].value, tokens[1].length, hv, exptime);
+	if (d > 0)
 		item_mark_fetched(index_find(tokens[1].value, tokens[1].length, hv));
-	stats.cmd_touch++;
+	cache_key_unlock(hv);
+	if (d < 0) {
+		cache_wrlock();
+		d = cache_touch(tokens[1].value, tokens[1].length, hv, exptime);
+		if (d)
+			item_mark_fetched(index_find(tokens[1].value,
+						     tokens[1].length, hv));
+		cache_unlock();
+	}
+	found = d > 0;
+	STAT_ADD(cmd_touch);
 	if (found)
-		stats.touch_hits++;
+		STAT_ADD(touch_hits);
 	else
-		stats.touch_misses++;
-	cache_unlock();
+		STAT_ADD(touch_misses);
 	out_string(c, found ? "TOUCHED" : "NOT_FOUND");
 }
 

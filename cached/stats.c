@@ -144,6 +144,8 @@ void stats_emit(struct evbuffer *out)
 	U("cache_lock_rd_wait_us", waits.rd_wait_ns / 1000);
 	U("cache_lock_wr_wait_us", waits.wr_wait_ns / 1000);
 	U("cache_lock_wait_us", (waits.rd_wait_ns + waits.wr_wait_ns) / 1000);
+	U("stripe_lock_waits", index_stripe_waits());
+	U("store_lock_waits", store_lock_waits());
 	U("verify_errors", s.verify_errors);
 	U("lost_items", st.lost_items);
 	U("volatile_marks", s.marks);
@@ -220,10 +222,13 @@ static uint64_t class_reclaimed[CACHEDUMP_CLASSES];
 
 void stats_reset(void)
 {
+	uint64_t *w = (uint64_t *)&stats;
+
+	/* atomic stores: key-local commands count without the lock */
 	cache_wrlock();
-	uint64_t curr = stats.curr_items;
-	memset(&stats, 0, sizeof(stats));
-	stats.curr_items = curr;
+	for (size_t i = 0; i < sizeof(stats) / sizeof(uint64_t); i++)
+		if (&w[i] != &stats.curr_items)
+			__atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
 	cache_unlock();
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);

@@ -494,6 +494,35 @@ static void seg_punch_later(uint32_t s, uint32_t n)
 
 static void seg_clear(uint32_t s, uint32_t n);
 
+/*
+ * The store's mutex.  Key-local commands (cache_lock shared) change the
+ * store under it: the append of a value to the active segment, the link
+ * and unlink of their item, the release of a segment that emptied, the
+ * lost list.  Scrapes under the shared lock read the store's totals under
+ * it.  Holders of the exclusive lock need not take it: every other
+ * holder of store_mu holds cache_lock shared.
+ */
+static pthread_mutex_t store_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t store_mu_waits;
+
+void store_lock(void)
+{
+	if (pthread_mutex_trylock(&store_mu) == 0)
+		return;
+	__atomic_fetch_add(&store_mu_waits, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&store_mu);
+}
+
+void store_unlock(void)
+{
+	pthread_mutex_unlock(&store_mu);
+}
+
+uint64_t store_lock_waits(void)
+{
+	return __atomic_load_n(&store_mu_waits, __ATOMIC_RELAXED);
+}
+
 /* Exclusive lock: true when slot s is FREE (a punched PUNCH range is freed). */
 static bool slot_free(uint32_t s)
 {
@@ -922,7 +951,7 @@ void store_forget(struct item *it)
 	store_unlink(it);
 	index_remove(it);
 	free(it);
-	stats.curr_items = index_count();
+	__atomic_store_n(&stats.curr_items, index_count(), __ATOMIC_RELAXED);
 }
 
 /* Evict every item of a segment (counted as evictions) and free it. */
@@ -1441,8 +1470,36 @@ append:
 	*seg = active;
 	*off = seg_off(active) + segs[active].used;
 	segs[active].used += need;
-	segs[active].atime = clock_secs();
+	__atomic_store_n(&segs[active].atime, clock_secs(), __ATOMIC_RELAXED);
 	return 0;
+}
+
+int store_reserve_local(size_t len, uint32_t *seg, uint64_t *off)
+{
+	uint64_t need = round_up(len, 8);
+	struct seg *g;
+
+	if (len > large_min || active == SEG_NONE)
+		return -1;
+	g = &segs[active];
+	if (g->state != SEG_ACTIVE || g->pinned || g->used + need > seg_size)
+		return -1;
+	*seg = active;
+	*off = seg_off(active) + g->used;
+	g->used += need;
+	if (__atomic_load_n(&g->atime, __ATOMIC_RELAXED) != clock_secs())
+		__atomic_store_n(&g->atime, clock_secs(), __ATOMIC_RELAXED);
+	return 0;
+}
+
+bool store_item_hot(const struct item *it)
+{
+	const struct seg *g;
+
+	if (it->state != ITEM_OK || it->seg == SEG_NONE)
+		return false;
+	g = &segs[it->seg];
+	return seg_readable(g) && !g->pinned;
 }
 
 /*
@@ -1913,6 +1970,7 @@ void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest)
 {
 	uint32_t oldest = 0;
 
+	store_lock();
 	for (unsigned int i = 0; i < STORE_CLASSES; i++) {
 		n[i] = __atomic_load_n(&class_n[i], __ATOMIC_RELAXED);
 		bytes[i] = __atomic_load_n(&class_bytes[i], __ATOMIC_RELAXED);
@@ -1927,11 +1985,13 @@ void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest)
 		if (!oldest || a < oldest)
 			oldest = a;
 	}
+	store_unlock();
 	*coldest = oldest;
 }
 
 void store_get_stats(struct store_stats *st)
 {
+	store_lock();
 	st->seg_size = seg_size;
 	st->nslots = nslots;
 	st->used_bytes = used_bytes;
@@ -1942,6 +2002,7 @@ void store_get_stats(struct store_stats *st)
 	st->segs_large = nlarge;
 	st->lost_items = lost_count;
 	st->quarantined = nquarantined;
+	store_unlock();
 }
 
 /*

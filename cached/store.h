@@ -1,6 +1,9 @@
 /*
  * store.h - value storage: one memfd, page-aligned segments, volatility.
- * Not thread-safe: callers hold cache_lock.
+ * Callers hold cache_lock exclusively, except where a function says
+ * otherwise: key-local commands (cache_lock shared, their key's stripe)
+ * call store_reserve_local, store_link, store_unlink and store_forget of
+ * a hot item under store_lock().
  */
 #ifndef STORE_H
 #define STORE_H
@@ -46,6 +49,24 @@ void store_destroy(void);
  * when len cannot fit even in an empty cache.
  */
 int store_reserve(size_t len, uint32_t *seg, uint64_t *off);
+
+/* The store's mutex, for key-local commands (see above); lock waits. */
+void store_lock(void);
+void store_unlock(void);
+uint64_t store_lock_waits(void);
+
+/*
+ * store_reserve for a key-local command: only an append to the active
+ * segment that fits, nothing sealed, opened, evicted or cleaned.  Returns
+ * 0, or -1 when the caller must store under the exclusive lock.
+ */
+int store_reserve_local(size_t len, uint32_t *seg, uint64_t *off);
+
+/*
+ * True when the item's value is readable and may be unlinked by a
+ * key-local command: no system call, no other key touched.
+ */
+bool store_item_hot(const struct item *it);
 
 /* Attach an item (it->seg/off/vlen set) to its segment's list. */
 void store_link(struct item *it);

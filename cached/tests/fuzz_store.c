@@ -385,6 +385,9 @@ static void op_mg(int k)
 	FAIL("mg k%d: unexpected reply %.60s", k, r);
 }
 
+/* Commands the key-local path completed (cache_store_local and co.). */
+static uint64_t local_done;
+
 static void op_store(int k, enum store_cmd cmd)
 {
 	size_t n;
@@ -416,7 +419,13 @@ static void op_store(int k, enum store_cmd cmd)
 	}
 	if (cmd == CMD_CAS)
 		cas = before ? (below(4) ? before->cas : before->cas + 1) : 1;
-	r = cache_store(cmd, key, n, hv, 0, exptime, v, len, cas);
+	r = R_RETRY;
+	if (below(2)) {   /* the key-local path first, as a set from a worker */
+		r = cache_store_local(cmd, key, n, hv, 0, exptime, v, len, cas);
+		local_done += r != R_RETRY;
+	}
+	if (r == R_RETRY)
+		r = cache_store(cmd, key, n, hv, 0, exptime, v, len, cas);
 	switch (cmd) {
 	case CMD_SET:
 		if (r == R_STORED)
@@ -483,7 +492,11 @@ static void op_delete(int k)
 	size_t n;
 	const char *key = keyname(k, &n);
 	bool lost = peek_lost(k), was_alive = alive(k);
-	bool found = cache_delete(key, n, index_hash(key, n));
+	int d = below(2) ? cache_delete_local(key, n, index_hash(key, n)) : -1;
+	bool found;
+
+	local_done += d >= 0;
+	found = d < 0 ? cache_delete(key, n, index_hash(key, n)) : d > 0;
 
 	sh_clear(k);
 	if (found && !was_alive)
@@ -498,7 +511,11 @@ static void op_touch(int k)
 	const char *key = keyname(k, &n);
 	bool lost = peek_lost(k), was_alive = alive(k);
 	uint32_t exptime = below(3) ? 0 : current_time + 1 + below(20);
-	bool found = cache_touch(key, n, index_hash(key, n), exptime);
+	int d = below(2) ? cache_touch_local(key, n, index_hash(key, n), exptime) : -1;
+	bool found;
+
+	local_done += d >= 0;
+	found = d < 0 ? cache_touch(key, n, index_hash(key, n), exptime) : d > 0;
 
 	if (found && (!was_alive || lost))
 		FAIL("touch k%d: TOUCHED a key that is gone or lost", k);
@@ -903,6 +920,12 @@ int main(int argc, char **argv)
 	       mg_hits, mg_purged, mg_misses, budget_changes);
 	printf("expiry reuse: %ld rounds, %ld past one segment\n",
 	       reuse_rounds, reuse_multi);
+	printf("key-local path: %llu commands completed\n",
+	       (unsigned long long)local_done);
+	if (seeds * ops >= 10000 && !local_done) {
+		printf("FAIL the key-local path never completed a command\n");
+		fail++;
+	}
 	printf("%d passed, %d failed\n", pass, fail);
 	return fail ? 1 : 0;
 }

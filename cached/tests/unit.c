@@ -4,6 +4,7 @@
  * exits non-zero on any failure.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1706,6 +1707,219 @@ static void test_meta_fast(void)
 	printf("ok - mg fast path\n");
 }
 
+/*
+ * Key-local commands take the lock shared plus their key's stripe: a set,
+ * a delete and a touch of hot keys complete while another thread holds
+ * the shared lock (a scrape's step, a get), where they used to wait for
+ * the exclusive lock until it let go.
+ */
+static void test_sets_shared(void)
+{
+	pthread_t th;
+	int held = 0;
+	double t1, t2;
+	const char *o1, *o2, *o3, *o4, *o5;
+
+	setup(16);
+	put(CMD_SET, "warm", "w");   /* the active segment is open */
+	put(CMD_SET, "old", "o");
+	pthread_create(&th, NULL, hold_shared, &held);
+	while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+		usleep(100);
+	t1 = now_ms();
+	o1 = strdup(S("set hot 0 0 2\r\nhh\r\n"));
+	o2 = strdup(S("touch old 100\r\n"));
+	o3 = strdup(S("delete old\r\n"));
+	o4 = strdup(S("add hot 0 0 1\r\nx\r\n"));
+	o5 = strdup(S("ms meta 2 T0\r\nmm\r\n"));
+	t2 = now_ms();
+	CHECK(!strcmp(o1, "STORED\r\n") && !strcmp(o2, "TOUCHED\r\n") &&
+	      !strcmp(o3, "DELETED\r\n") && !strcmp(o4, "NOT_STORED\r\n") &&
+	      !strcmp(o5, "HD\r\n"),
+	      "set, touch, delete, add, ms: %s %s %s %s %s", o1, o2, o3, o4, o5);
+	CHECK(t2 - t1 < 250,
+	      "set, touch, delete, add and ms served in %.0f ms while the shared lock is held for 500 ms",
+	      t2 - t1);
+	free((void *)o1);
+	free((void *)o2);
+	free((void *)o3);
+	free((void *)o4);
+	free((void *)o5);
+	pthread_join(th, NULL);
+	CHECK(!strcmp(S("get hot old meta\r\n"),
+		      "VALUE hot 0 2\r\nhh\r\nVALUE meta 0 2\r\nmm\r\nEND\r\n"),
+	      "the stores took effect");
+	teardown();
+	cache_lock_waits_reset();   /* test_lock_waits counts from a single thread */
+	printf("ok - key-local sets under the shared lock\n");
+}
+
+/*
+ * Key-local commands racing: RACE_THREADS threads, each with keys of its
+ * own (which share stripes and segments with the others' keys), run
+ * sets, adds, replaces, deletes, touches and gets through the protocol
+ * and check every reply against a model of their keys; values of up to
+ * 2 KB roll the active segment over every few hundred sets, and a few
+ * large ones go to the exclusive path.  Meanwhile the main thread
+ * scrapes (stats, stats items, stats cachedump walk the index stripe by
+ * stripe), ticks, and audits the store under the exclusive lock.
+ */
+#define RACE_THREADS 4
+#define RACE_KEYS 300
+
+struct racer {
+	unsigned int id, seed, ops;
+	int bad;
+	char *last[RACE_KEYS];
+	char first_bad[200];
+};
+
+static void race_bad(struct racer *r, const char *what, const char *key,
+		     const char *got)
+{
+	if (!r->bad++)
+		snprintf(r->first_bad, sizeof(r->first_bad), "%s %s: got %.60s",
+			 what, key, got);
+}
+
+static void *racer_run(void *arg)
+{
+	struct racer *r = arg;
+	unsigned int seed = r->seed;
+	size_t cap = 400000;
+	char *req = malloc(cap), *want = malloc(cap), key[32];
+
+	for (unsigned int op = 0; op < r->ops; op++) {
+		unsigned int k = (unsigned int)rand_r(&seed) % RACE_KEYS;
+		unsigned int c = (unsigned int)rand_r(&seed) % 100;
+		char **last = &r->last[k];
+		const char *out;
+
+		snprintf(key, sizeof(key), "r%u_%u", r->id, k);
+		if (c < 50) {
+			size_t n = (unsigned int)rand_r(&seed) % 100 == 0 ?
+				   300000 : 1 + (unsigned int)rand_r(&seed) % 2000;
+			const char *cmd = c < 35 ? "set" : c < 42 ? "add" : "replace";
+			bool stores = c < 35 || (c < 42 ? !*last : *last != NULL);
+			char *v = malloc(n + 1);
+			int h;
+
+			for (size_t i = 0; i < n; i++)
+				v[i] = (char)('a' + (op + i * 7 + k) % 26);
+			v[n] = 0;
+			h = snprintf(req, cap, "%s %s 0 0 %zu\r\n", cmd, key, n);
+			memcpy(req + h, v, n);
+			memcpy(req + h + n, "\r\n", 2);
+			out = session(req, (size_t)h + n + 2);
+			if (strcmp(out, stores ? "STORED\r\n" : "NOT_STORED\r\n"))
+				race_bad(r, cmd, key, out);
+			if (stores) {
+				free(*last);
+				*last = v;
+			} else {
+				free(v);
+			}
+		} else if (c < 60) {
+			snprintf(req, cap, "delete %s\r\n", key);
+			out = S2(req);
+			if (strcmp(out, *last ? "DELETED\r\n" : "NOT_FOUND\r\n"))
+				race_bad(r, "delete", key, out);
+			free(*last);
+			*last = NULL;
+		} else if (c < 66) {
+			snprintf(req, cap, "touch %s 0\r\n", key);
+			out = S2(req);
+			if (strcmp(out, *last ? "TOUCHED\r\n" : "NOT_FOUND\r\n"))
+				race_bad(r, "touch", key, out);
+		} else {
+			/* a large value's reply passes OUT_SOFT: its size only */
+			bool big = *last && strlen(*last) > 100000;
+
+			snprintf(req, cap, big ? "mg %s s\r\n" : "get %s\r\n", key);
+			out = S2(req);
+			if (big)
+				snprintf(want, cap, "HD s%zu\r\n", strlen(*last));
+			else if (*last)
+				snprintf(want, cap, "VALUE %s 0 %zu\r\n%s\r\nEND\r\n",
+					 key, strlen(*last), *last);
+			else
+				snprintf(want, cap, "END\r\n");
+			if (strcmp(out, want))
+				race_bad(r, "get", key, out);
+		}
+	}
+	free(req);
+	free(want);
+	return NULL;
+}
+
+static void test_local_race(void)
+{
+	static struct racer rs[RACE_THREADS];
+	pthread_t th[RACE_THREADS];
+	long audit_bad = 0;
+	int running = RACE_THREADS, rounds = 0;
+	uint64_t present = 0;
+
+	setup(64);
+	settings.idle_secs = 1000000;   /* ticks mark nothing: no purge */
+	put(CMD_SET, "warm", "w");
+	for (unsigned int i = 0; i < RACE_THREADS; i++) {
+		memset(&rs[i], 0, sizeof(rs[i]));
+		rs[i].id = i;
+		rs[i].seed = 1234 + i;
+		rs[i].ops = 6000;
+		pthread_create(&th[i], NULL, racer_run, &rs[i]);
+	}
+	while (running) {
+		switch (rounds++ % 4) {
+		case 0:
+			S("stats cachedump 1 0\r\n");
+			break;
+		case 1:
+			S("stats items\r\nstats slabs\r\n");
+			break;
+		case 2:
+			S("stats\r\n");
+			clock_set(clock_secs() + 1);
+			cache_tick(clock_secs(), settings.idle_secs);
+			break;
+		default:
+			cache_wrlock();
+			audit_bad += store_audit();
+			cache_unlock();
+			break;
+		}
+		running = 0;
+		for (unsigned int i = 0; i < RACE_THREADS; i++)
+			running += pthread_tryjoin_np(th[i], NULL) == EBUSY;
+		if (running < RACE_THREADS) {
+			/* join the rest; each joined once */
+			for (unsigned int i = 0; i < RACE_THREADS; i++)
+				pthread_join(th[i], NULL);
+			running = 0;
+		}
+	}
+	for (unsigned int i = 0; i < RACE_THREADS; i++) {
+		CHECK(rs[i].bad == 0, "racer %u: %d wrong replies, first: %s",
+		      i, rs[i].bad, rs[i].first_bad);
+		for (unsigned int k = 0; k < RACE_KEYS; k++) {
+			present += rs[i].last[k] != NULL;
+			free(rs[i].last[k]);
+		}
+	}
+	cache_wrlock();
+	audit_bad += store_audit();
+	CHECK(index_count() == present + 1, "index holds %llu items, the model %llu",
+	      (unsigned long long)index_count(), (unsigned long long)present + 1);
+	cache_unlock();
+	CHECK(audit_bad == 0, "store audits under the race: %ld inconsistencies", audit_bad);
+	CHECK(rounds > 4, "the main thread scraped and ticked %d times meanwhile", rounds);
+	teardown();
+	cache_lock_waits_reset();
+	printf("ok - key-local commands racing (%d scrapes, ticks and audits)\n", rounds);
+}
+
 struct holder {
 	bool write;
 	int held;           /* set once the lock is taken */
@@ -1833,6 +2047,8 @@ int main(void)
 	test_verify_reply();
 	test_psi_band();
 	test_meta_fast();
+	test_sets_shared();
+	test_local_race();
 	test_lock_waits();      /* last: the threaded tests before it clear the waits */
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
