@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." || exit 1
 . ../image/guest/tap.sh
 PY=/usr/bin/python3
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log".*' EXIT
 run() {
 	name=$1
 	shift
@@ -19,16 +19,43 @@ run() {
 		tail -n 40 "$log" | sed 's/^/    /'
 	fi
 }
+# start_bg NAME CMD...: run a test beside the next ones (the pairs below:
+# one of them mostly waits, or each is one busy thread of a 2-core host);
+# finish_bg NAME waits for it and prints its line.
+start_bg() {
+	name=$1
+	shift
+	(
+		t0=$(date +%s)
+		"$@" >"$log.$name" 2>&1
+		echo "$? $(($(date +%s) - t0))" >"$log.$name.rc"
+	) &
+	eval "bg_pid_$(echo "$name" | tr -c 'a-z0-9\n' _)=\$!"
+}
+finish_bg() {
+	name=$1
+	eval "wait \"\$bg_pid_$(echo "$name" | tr -c 'a-z0-9\n' _)\""
+	read -r rc secs <"$log.$name.rc" || rc=1
+	if [ "$rc" = 0 ]; then
+		ok "$name ($secs s)"
+	else
+		not_ok "$name ($secs s)"
+		tail -n 40 "$log.$name" | sed 's/^/    /'
+	fi
+	rm -f "$log.$name" "$log.$name.rc"
+}
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 run layers $PY tests/layers.py
 run unit tests/unit
 run unit-asan build-asan/unit
+start_bg fuzz-store-asan build-asan/fuzz_store -s 100001 -n 60 -o 4000
 run fuzz-store tests/fuzz_store -s 1 -n 150 -o 4000
-run fuzz-store-asan build-asan/fuzz_store -s 100001 -n 60 -o 4000
+finish_bg fuzz-store-asan
+start_bg fuzz-store-madvfree-asan build-asan/fuzz_store -M -s 200001 -n 40 -o 4000
 run fuzz-store-madvfree tests/fuzz_store -M -s 1 -n 100 -o 4000
-run fuzz-store-madvfree-asan build-asan/fuzz_store -M -s 200001 -n 40 -o 4000
+finish_bg fuzz-store-madvfree-asan
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
@@ -41,8 +68,12 @@ run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
+# memcached's t/ tests mostly wait (expiry, timeouts): beside the fetch
+# pool's, which mostly wait for their origin
+start_bg memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 run fetch-pool $PY tests/fetch.py
 run fetch-pool-asan env CACHED_BIN=build-asan/cached $PY tests/fetch.py
+finish_bg memcached-t-asan
 run scrape $PY tests/scrape.py
 run scrape-asan env CACHED_BIN=build-asan/cached SCRAPE_ITEMS=200000 $PY tests/scrape.py
 run admin $PY tests/admin.py
@@ -54,7 +85,6 @@ run psi-band-asan env CACHED_BIN=build-asan/cached $PY tests/psi.py
 run clock-step $PY tests/clock.py
 run tsan $PY tests/tsan.py ${TSAN_SECONDS:-12}
 run guest-script sh tests/guest-job.sh
-run memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 mkdir -p build-fuzz/corpus
 run fuzz-${FUZZ_SECONDS:-20}s build-fuzz/fuzz_proto -max_total_time="${FUZZ_SECONDS:-20}" \
 	-max_len=65536 -timeout=10 -print_final_stats=1 build-fuzz/corpus tests/fuzz-corpus
