@@ -81,6 +81,15 @@ static bool dead(const struct item *it, uint32_t now, bool *expired)
 	return flushed(it, now);
 }
 
+/* A dead item found by a command: counted as memcached counts it. */
+static void count_dead(bool expired)
+{
+	if (expired)
+		STAT_ADD(get_expired);
+	else
+		STAT_ADD(get_flushed);
+}
+
 bool cache_alive(const struct item *it, uint32_t now)
 {
 	uint32_t exptime = item_exptime(it);   /* gat sets it under the shared lock */
@@ -96,10 +105,7 @@ struct item *cache_lookup(const char *key, size_t nkey, uint32_t hv,
 	*expired = false;
 	if (it && dead(it, clock_secs(), expired)) {
 		/* as memcached, for every command that looks a key up */
-		if (*expired)
-			STAT_ADD(get_expired);
-		else
-			STAT_ADD(get_flushed);
+		count_dead(*expired);
 		store_forget(it);
 		return NULL;
 	}
@@ -232,10 +238,7 @@ enum store_res cache_store_local(enum store_cmd cmd, const char *key,
 		return R_RETRY;
 	store_lock();
 	if (old && dead(old, clock_secs(), &expired)) {
-		if (expired)
-			STAT_ADD(get_expired);
-		else
-			STAT_ADD(get_flushed);
+		count_dead(expired);
 		store_forget(old);
 		old = NULL;
 	}
@@ -306,12 +309,8 @@ int cache_delete_local(const char *key, size_t nkey, uint32_t hv)
 	if (!store_item_hot(it))
 		return -1;
 	found = !dead(it, clock_secs(), &expired);
-	if (!found) {
-		if (expired)
-			STAT_ADD(get_expired);
-		else
-			STAT_ADD(get_flushed);
-	}
+	if (!found)
+		count_dead(expired);
 	store_lock();
 	store_forget(it);
 	store_unlock();
@@ -329,10 +328,7 @@ int cache_touch_local(const char *key, size_t nkey, uint32_t hv,
 	if (!store_item_hot(it))
 		return -1;
 	if (dead(it, clock_secs(), &expired)) {
-		if (expired)
-			STAT_ADD(get_expired);
-		else
-			STAT_ADD(get_flushed);
+		count_dead(expired);
 		store_lock();
 		store_forget(it);
 		store_unlock();
