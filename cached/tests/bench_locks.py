@@ -14,7 +14,6 @@ run; stats a build lacks read 0.
 usage: bench_locks.py [GETS:SETS]   (default 1:1)"""
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,34 +29,16 @@ FIELDS = ["cache_lock_rd_waits", "cache_lock_wr_waits", "cache_lock_wait_us",
           "stripe_lock_waits", "store_lock_waits"]
 
 
-def stats(port):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"stats\r\n")
-    buf = b""
-    while not buf.endswith(b"END\r\n"):
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-    s.close()
-    out = {}
-    for line in buf.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[0] == b"STAT":
-            out[parts[1].decode()] = parts[2].decode()
-    return out
-
-
 def one_round(binary, ratio, jpath):
     port = util.free_port()
     proc = util.start([binary, "-u", "root", "-p", str(port), "-t", "4", "-m", "256"], port)
     try:
         base = ["-s", "127.0.0.1:%d" % port, "-t", "2", "-c", "8", "-k", "10000", "-q"]
         subprocess.run([LOADGEN] + base + ["-w", "-d", "1"], check=True)
-        before = stats(port)
+        before = util.stats(port)
         subprocess.run([LOADGEN] + base + ["--ratio", ratio, "-d", str(SECONDS), "-j", jpath],
                        check=True)
-        after = stats(port)
+        after = util.stats(port)
         with open(jpath) as f:
             ops = json.load(f)["ops_per_s"]
     finally:
