@@ -225,9 +225,38 @@ echo >>"$rundir/qemu-cmd"
 how=$acc
 [ "$icount" = 0 ] || how="tcg -icount"
 [ "$quiet" = 1 ] || say "booting $(basename "$kernel") ($how, ${mem} MiB, $cpus CPUs, $nodes NUMA nodes, watchdog ${timeout}s): ${rundir#"$ROOT"/}"
-: >"$console"
-rc=0
-timeout -k 5 "$timeout" "${qemu[@]}" >"$rundir/qemu.log" 2>&1 || rc=$?
+# A boot that never reaches init is booted once more.  Under TCG on a busy
+# host a guest CPU can stop getting its timer interrupt in early boot: the
+# debug kernel then printed RCU stall reports ("rcu_sched kthread timer
+# wakeup didn't happen ... Possible timer handling issue on cpu=0") from
+# 46 s on and never got past probing its disks, until the watchdog killed
+# it 40 minutes later.  A kernel that hangs its boot every time still
+# fails: the second boot has no retry.  The first console is kept.
+boot_limit=${QEMU_BOOT_LIMIT:-300}
+for attempt in 1 2; do
+	: >"$console"
+	rc=0
+	timeout -k 5 "$timeout" "${qemu[@]}" >"$rundir/qemu.log" 2>&1 &
+	qpid=$!
+	booted=0
+	for ((i = 0; i < boot_limit; i++)); do
+		if grep -aq 'Freeing unused kernel' "$console"; then
+			booted=1
+			break
+		fi
+		kill -0 "$qpid" 2>/dev/null || break
+		sleep 1
+	done
+	if [ "$booted" = 0 ] && [ "$attempt" = 1 ] && kill -0 "$qpid" 2>/dev/null; then
+		kill "$qpid" 2>/dev/null || true
+		wait "$qpid" 2>/dev/null || true
+		cp "$console" "$rundir/console-boot-hang.log"
+		echo "qemu-run: the guest did not reach init in ${boot_limit}s; booting it once more (first console: $rundir/console-boot-hang.log)" >&2
+		continue
+	fi
+	wait "$qpid" || rc=$?
+	break
+done
 
 # Kernel lines carry a printk timestamp; user-space output on the console
 # does not, so it cannot fake or hide a kernel warning.
