@@ -35,12 +35,7 @@ kept, so pipelined requests stay pipelined), cached -t 1 --origin
 memcache:PROXY; memcached holds the 200,000 keys the misses stream over,
 so each miss is a 5 ms fetch whose value cached stores;
 BENCH_UPSTREAM_ROUNDS rounds (8) of BENCH_STALL_SECONDS, alternating; the ratio of the hits' p99 while misses stream to
-alone, per round, median with its 95% interval.  The origin (memcached
-and the proxy, a Python process) and the loadgen that streams the misses
-stand for other machines: they run at nice BENCH_UPSTREAM_NICE (19), so
-that on a 2-core host they take the CPU only when cached and the hit
-load leave it, and the ratio measures cached's own stall (0 runs them
-as the daemon runs).
+alone, per round, median with its 95% interval.
 
 Then throughput by worker threads (BENCH_ONLY=threads): memcached and
 cached (pinned) at -t 1, -t 2 and -t 4, 100-byte values, loadgen -t 2
@@ -89,8 +84,6 @@ STALL_COST = 5000
 UPSTREAM_MS = float(os.environ.get("BENCH_UPSTREAM_MS", "5"))
 UPSTREAM_KEYS = 200000
 UPSTREAM_ROUNDS = int(os.environ.get("BENCH_UPSTREAM_ROUNDS", "8"))
-# the origin and the miss stream stand for other machines (see the docstring)
-UPSTREAM_NICE = int(os.environ.get("BENCH_UPSTREAM_NICE", "19"))
 ONLY = os.environ.get("BENCH_ONLY", "")
 THREADS_ROUNDS = int(os.environ.get("BENCH_THREADS_ROUNDS", "8"))
 SCRAPE_ITEMS = int(os.environ.get("BENCH_SCRAPE_ITEMS", "1000000"))
@@ -242,7 +235,7 @@ def overheads():
     return rows, n, size
 
 
-def stall_hits(port, seconds, stream, miss_keys=None, stream_nice=0):
+def stall_hits(port, seconds, stream, miss_keys=None):
     """p99 (us) of hits at STALL_RATE; with stream, while another loadgen
     streams misses (of keys never set, or of miss_keys random keys with the
     prefix "up:", which the upstream holds).  Returns (p99, hits, misses of
@@ -259,8 +252,7 @@ def stall_hits(port, seconds, stream, miss_keys=None, stream_nice=0):
             ["-k", "100000000", "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams)]
         bg = subprocess.Popen(base + ["-t", "1", "-c", "8"] + keys +
                               ["-d", str(seconds + 1), "-j", path + ".bg"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              preexec_fn=(lambda: os.nice(stream_nice)) if stream_nice else None)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)     # the stream is under way before the hits start
     subprocess.run(base + ["-t", "1", "-c", "2", "-k", "1000", "--key-prefix", "hit:",
                            "-r", str(STALL_RATE), "-d", str(seconds), "-j", path],
@@ -314,9 +306,6 @@ def delay_proxy(port, target, delay):
     arrived, in order, so pipelined requests stay pipelined."""
     import asyncio
 
-    if UPSTREAM_NICE:
-        os.nice(UPSTREAM_NICE)
-
     async def forward(reader, writer, lag):
         loop = asyncio.get_running_loop()
         queue = asyncio.Queue()
@@ -360,8 +349,6 @@ def upstream_stall():
     measured round trip of the proxy in ms)."""
     import multiprocessing
     mproc, mport = util.start_memcached("-m", "256", "-t", "1")
-    if UPSTREAM_NICE:
-        os.setpriority(os.PRIO_PROCESS, mproc.pid, UPSTREAM_NICE)
     pport = util.free_port()
     px = multiprocessing.get_context("fork").Process(
         target=delay_proxy, args=(pport, mport, UPSTREAM_MS / 1000.0), daemon=True)
@@ -395,8 +382,7 @@ def upstream_stall():
         for r in range(UPSTREAM_ROUNDS):
             say("origin stall, upstream at %g ms: round %d/%d" % (UPSTREAM_MS, r + 1, UPSTREAM_ROUNDS))
             for stream in ((False, True) if r % 2 == 0 else (True, False)):
-                p99, hits, misses, n = stall_hits(port, STALL_SECONDS, stream, UPSTREAM_KEYS,
-                                                  UPSTREAM_NICE)
+                p99, hits, misses, n = stall_hits(port, STALL_SECONDS, stream, UPSTREAM_KEYS)
                 if misses:
                     raise RuntimeError("the hit load missed %d times" % misses)
                 (busy if stream else alone).append(p99)
@@ -417,10 +403,9 @@ def print_upstream(res):
     print("origin stall, upstream: cached -t 1 -m 64 --origin memcache: Debian's memcached behind "
           "a proxy that answers in %g ms (a version round trip through it: %.1f ms); hits on 1,000 "
           "warmed keys at %d/s open loop (loadgen -c 2), p99 alone and while loadgen -c 8 streams "
-          "misses over %d keys memcached holds (origin and miss stream at nice %d); %d rounds "
-          "of %gs, alternating; ratio: median over rounds of p99 with misses / p99 alone, "
-          "[95%% CI]" %
-          (UPSTREAM_MS, rtt, STALL_RATE, UPSTREAM_KEYS, UPSTREAM_NICE, len(alone), STALL_SECONDS))
+          "misses over %d keys memcached holds; %d rounds of %gs, alternating; ratio: median over "
+          "rounds of p99 with misses / p99 alone, [95%% CI]" %
+          (UPSTREAM_MS, rtt, STALL_RATE, UPSTREAM_KEYS, len(alone), STALL_SECONDS))
     print("%16s %24s %8s %17s %9s" % ("hit p99 alone, ms", "hit p99 w/ misses, ms", "ratio",
                                       "95% CI", "fetches"))
 
