@@ -175,8 +175,8 @@ static void index_grow(void)
 	expansions++;
 }
 
-/* Push an item on its chain; grow when the load passes 1.5. */
-void index_insert(struct item *it)
+/* Push an item on its chain; no bucket moves. */
+void index_insert_local(struct item *it)
 {
 	struct item **chain = chain_of(it->hash);
 
@@ -184,6 +184,12 @@ void index_insert(struct item *it)
 	__atomic_store_n(chain, it, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&nitems, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&item_bytes, sizeof(*it) + it->keylen, __ATOMIC_RELAXED);
+}
+
+/* Push an item on its chain; grow when the load passes 1.5. */
+void index_insert(struct item *it)
+{
+	index_insert_local(it);
 	if (old_buckets)
 		index_rehash(INDEX_REHASH_STEP);
 	else if (hashpower < 31 && nitems > ((uint64_t)3 << hashpower) / 2)
@@ -197,15 +203,6 @@ bool index_local_ok(void)
 	       ((uint64_t)3 << hashpower) / 2);
 }
 
-void index_insert_local(struct item *it)
-{
-	struct item **chain = chain_of(it->hash);
-
-	it->hnext = *chain;
-	__atomic_store_n(chain, it, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&nitems, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&item_bytes, sizeof(*it) + it->keylen, __ATOMIC_RELAXED);
-}
 
 /* Unlink from the chain. */
 void index_remove(struct item *it)
@@ -349,28 +346,19 @@ static void walk_prefetch(struct walk_ahead *w, uint64_t mask)
 }
 
 /*
- * The stripes of bucket b of an array of mask + 1 buckets: one when the
- * array has at least INDEX_STRIPES buckets, else every stripe whose low
- * bits are b (taken in ascending order; a key-local command holds one).
+ * The stripes of bucket b of an array of mask + 1 buckets: its own when
+ * the array has at least INDEX_STRIPES buckets (the loop runs once), else
+ * every stripe whose low bits are b, in ascending order (a key-local
+ * command holds one).
  */
-static void walk_lock(uint64_t b, uint64_t mask)
+static void walk_stripes(uint64_t b, uint64_t mask, bool lock)
 {
-	if (mask + 1 >= INDEX_STRIPES) {
-		stripe_lock((unsigned int)(b & (INDEX_STRIPES - 1)));
-		return;
+	for (uint64_t i = b & (INDEX_STRIPES - 1); i < INDEX_STRIPES; i += mask + 1) {
+		if (lock)
+			stripe_lock((unsigned int)i);
+		else
+			pthread_mutex_unlock(&stripes[i].mu);
 	}
-	for (uint64_t i = b; i < INDEX_STRIPES; i += mask + 1)
-		stripe_lock((unsigned int)i);
-}
-
-static void walk_unlock(uint64_t b, uint64_t mask)
-{
-	if (mask + 1 >= INDEX_STRIPES) {
-		pthread_mutex_unlock(&stripes[b & (INDEX_STRIPES - 1)].mu);
-		return;
-	}
-	for (uint64_t i = b; i < INDEX_STRIPES; i += mask + 1)
-		pthread_mutex_unlock(&stripes[i].mu);
 }
 
 bool index_walk(uint64_t *cursor, unsigned int budget,
@@ -395,7 +383,7 @@ bool index_walk(uint64_t *cursor, unsigned int budget,
 		}
 	}
 	do {
-		walk_lock(v & mask, mask);
+		walk_stripes(v & mask, mask, true);
 		if (old_buckets) {
 			uint64_t ob = v & mask;
 
@@ -407,7 +395,7 @@ bool index_walk(uint64_t *cursor, unsigned int budget,
 			walk_prefetch(&w, mask);
 			seen += chain_each(buckets[v & mask], fn, arg);
 		}
-		walk_unlock(v & mask, mask);
+		walk_stripes(v & mask, mask, false);
 		v = walk_next(v, mask);
 		if (v == 0) {
 			*cursor = 0;
