@@ -43,6 +43,8 @@
 #include "upstream.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +291,7 @@ static struct upstream *up_get(struct conn *c)
 	if (!u->bev) {
 		struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 		char port[16];
+		int fd, one = 1;
 
 		snprintf(port, sizeof(port), "%d", settings.origin_port);
 		if (getaddrinfo(settings.origin_host, port, &hints, &res))
@@ -309,6 +312,15 @@ static struct upstream *up_get(struct conn *c)
 			return NULL;
 		}
 		freeaddrinfo(res);
+		/*
+		 * Requests are small and pipelined: with Nagle's algorithm a
+		 * request written while the one before is unacknowledged
+		 * waits for the origin's reply, which carries the ACK, so
+		 * every miss behind another paid a second round trip.
+		 */
+		fd = bufferevent_getfd(u->bev);
+		if (fd >= 0)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	return u;
 }

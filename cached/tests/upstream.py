@@ -2,6 +2,7 @@
 """--origin memcache:HOST:PORT against Debian's memcached as the upstream:
 misses read through, sets write through before STORED, deletes forwarded;
 a slow upstream does not block other clients of the same worker thread;
+concurrent misses reach the upstream together (no Nagle delay);
 an unreachable upstream gives clean errors and the daemon lives."""
 import random
 import socket
@@ -42,6 +43,90 @@ def slow_upstream(delay):
 
     threading.Thread(target=loop, daemon=True).start()
     return srv.getsockname()[1]
+
+
+def timed_upstream(delay):
+    """A fake upstream that notes when each request line arrives and
+    answers each get `delay` seconds after it arrived, in order (a reader
+    and a writer thread, so requests keep being read while replies wait).
+    Returns (port, arrivals: list of (time, key))."""
+    import queue
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    arrivals = []
+
+    def serve(conn):
+        f = conn.makefile("rb")
+        q = queue.Queue()
+
+        def writer():
+            while True:
+                t, key = q.get()
+                if key is None:
+                    return
+                time.sleep(max(0.0, t + delay - time.time()))
+                conn.sendall(b"VALUE " + key + b" 0 1 1\r\nv\r\nEND\r\n")
+        threading.Thread(target=writer, daemon=True).start()
+        while True:
+            line = f.readline()
+            if not line:
+                q.put((0, None))
+                return
+            if line.startswith(b"get ") or line.startswith(b"gets "):
+                key = line.split()[1]
+                now = time.time()
+                arrivals.append((now, key))
+                q.put((now, key))
+
+    def loop():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv.getsockname()[1], arrivals
+
+
+def pipelined_fetches():
+    """Misses of several clients close together reach the upstream together: the
+    worker's upstream link must not hold a request back until the
+    previous one is acknowledged (Nagle's algorithm, off with TCP_NODELAY
+    as on the client side).  With it on, the second request of a burst
+    waits for its first reply (the origin answers within its delayed-ACK
+    time, 30 ms here, so its ACK rides on the reply), and every miss behind
+    a miss pays an extra round trip.""" 
+    uport, arrivals = timed_upstream(0.03)
+    cd, cport = util.start_cached("-t", "1", "--origin", "memcache:127.0.0.1:%d" % uport)
+    try:
+        # many one-at-a-time round trips first: the link leaves its first
+        # quick-ACK phase, as it has after a while of serving
+        for i in range(40):
+            util.command(cport, b"get warm%d\r\n" % i, timeout=5)
+        for burst in range(3):
+            socks = [socket.create_connection(("127.0.0.1", cport)) for _ in range(8)]
+            del arrivals[:]
+            sent = []
+            for i, s in enumerate(socks):     # 3 ms apart, while the first waits
+                sent.append(time.time())
+                s.sendall(b"get b%d.%d\r\n" % (burst, i))
+                time.sleep(0.003)
+            for s in socks:
+                s.settimeout(5)
+                buf = b""
+                while not buf.endswith(b"END\r\n"):
+                    got = s.recv(4096)
+                    if not got:
+                        break
+                    buf += got
+                s.close()
+            late = max(t - s for s, (t, _) in zip(sent, arrivals)) if len(arrivals) == 8 \
+                else float("inf")
+            check(late < 0.01, "burst %d: each of 8 misses 3 ms apart reaches the upstream "
+                  "%.1f ms after it was sent at most (< 10 ms)" % (burst, late * 1e3))
+    finally:
+        util.stop(cd)
 
 
 def ok(cond, what):
@@ -274,6 +359,8 @@ def main():
         check(res["slow"] == b"VALUE far 0 4\r\nslow\r\nEND\r\n" and res["slow_t"] >= 0.9, "slow fetch answered %r" % res)
     finally:
         util.stop(cd)
+
+    pipelined_fetches()
 
     # unreachable upstream: misses are misses, sets report the failure.
     # The port is held by a socket that is bound but does not listen, so
