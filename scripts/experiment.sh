@@ -60,7 +60,7 @@ dirs=()
 for d in "$EXP"/*/runs; do
 	[ -f "$d/scenario.conf" ] && dirs+=(--runs-dir "$d")
 done
-say "experiment: the report of ${#dirs[@]} scenario(s)"
+say "experiment: the report of $((${#dirs[@]} / 2)) scenario(s)"
 mkdir -p "$BUILD/report"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3

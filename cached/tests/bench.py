@@ -31,11 +31,19 @@ worker thread, as before the pool).  BENCH_ONLY=stall runs only this part.
 The same with an upstream origin (BENCH_ONLY=upstream, also after the
 stall): Debian's memcached behind a proxy that hands every reply back
 BENCH_UPSTREAM_MS (5) ms after memcached sent it (the order of the bytes
-kept, so pipelined requests stay pipelined), cached -t 1 --origin
-memcache:PROXY; memcached holds the 200,000 keys the misses stream over,
-so each miss is a 5 ms fetch whose value cached stores;
-BENCH_UPSTREAM_ROUNDS rounds (8) of BENCH_STALL_SECONDS, alternating; the ratio of the hits' p99 while misses stream to
-alone, per round, median with its 95% interval.
+kept, so pipelined requests stay pipelined), cached -t 1
+(BENCH_UPSTREAM_THREADS) --origin memcache:PROXY; memcached holds the
+200,000 keys the misses stream over, so each miss is a 5 ms fetch whose
+value cached stores.  Three cases: the hits alone, while the misses
+stream through cached, and (the control) while the same stream goes to
+the origin directly, which shows what the origin's side costs the
+machine with cached fetching nothing.  memcached, the proxy and the miss
+stream run on the second half of the CPUs, cached and the hit load on
+the first, as if the origin and the other clients had machines of their
+own (BENCH_UPSTREAM_PIN=0: no pinning).  BENCH_UPSTREAM_ROUNDS rounds
+(12) of BENCH_STALL_SECONDS, the order of the cases rotated; the ratio
+of the hits' p99 while misses stream to alone, per round, median with
+its 95% interval.
 
 Then throughput by worker threads (BENCH_ONLY=threads): memcached and
 cached (pinned) at -t 1, -t 2 and -t 4, 100-byte values, loadgen -t 2
@@ -83,7 +91,8 @@ STALL_SECONDS = float(os.environ.get("BENCH_STALL_SECONDS", "2"))
 STALL_COST = 5000
 UPSTREAM_MS = float(os.environ.get("BENCH_UPSTREAM_MS", "5"))
 UPSTREAM_KEYS = 200000
-UPSTREAM_ROUNDS = int(os.environ.get("BENCH_UPSTREAM_ROUNDS", "8"))
+UPSTREAM_ROUNDS = int(os.environ.get("BENCH_UPSTREAM_ROUNDS", "12"))
+UPSTREAM_THREADS = int(os.environ.get("BENCH_UPSTREAM_THREADS", "1"))
 ONLY = os.environ.get("BENCH_ONLY", "")
 THREADS_ROUNDS = int(os.environ.get("BENCH_THREADS_ROUNDS", "8"))
 SCRAPE_ITEMS = int(os.environ.get("BENCH_SCRAPE_ITEMS", "1000000"))
@@ -235,14 +244,28 @@ def overheads():
     return rows, n, size
 
 
-def stall_hits(port, seconds, stream, miss_keys=None):
+def pinned(cpus):
+    """A preexec_fn that runs the child on cpus (None: anywhere)."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
+def pin(pid, cpus):
+    """Move every thread of a running process to cpus (None: leave it)."""
+    if cpus:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            os.sched_setaffinity(int(tid), cpus)
+
+
+def stall_hits(port, seconds, stream, miss_keys=None, stream_port=None, cpus=(None, None)):
     """p99 (us) of hits at STALL_RATE; with stream, while another loadgen
     streams misses (of keys never set, or of miss_keys random keys with the
-    prefix "up:", which the upstream holds).  Returns (p99, hits, misses of
-    the hit load, origin fetches made meanwhile)."""
+    prefix "up:", which the upstream holds) at port, or at stream_port (the
+    origin itself, for the control).  cpus: where the hit load and the
+    stream run.  Returns (p99, hits, misses of the hit load, origin fetches
+    made meanwhile)."""
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    base = [LOADGEN, "-s", "127.0.0.1:%d" % port, "--get-ratio", "1", "-q"]
+    base = [LOADGEN, "--get-ratio", "1", "-q"]
     bg = None
     fetches0 = int(util.stats(port)["origin_fetches"])
     if stream:
@@ -250,14 +273,17 @@ def stall_hits(port, seconds, stream, miss_keys=None):
         stall_hits.streams += 1
         keys = ["-k", str(miss_keys), "--key-prefix", "up:"] if miss_keys else \
             ["-k", "100000000", "--key-prefix", "miss%d.%d:" % (os.getpid(), stall_hits.streams)]
-        bg = subprocess.Popen(base + ["-t", "1", "-c", "8"] + keys +
+        bg = subprocess.Popen(base + ["-s", "127.0.0.1:%d" % (stream_port or port),
+                                      "-t", "1", "-c", "8"] + keys +
                               ["-d", str(seconds + 1), "-j", path + ".bg"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              preexec_fn=pinned(cpus[1]))
         time.sleep(0.5)     # the stream is under way before the hits start
-    subprocess.run(base + ["-t", "1", "-c", "2", "-k", "1000", "--key-prefix", "hit:",
-                           "-r", str(STALL_RATE), "-d", str(seconds), "-j", path],
+    subprocess.run(base + ["-s", "127.0.0.1:%d" % port, "-t", "1", "-c", "2", "-k", "1000",
+                           "--key-prefix", "hit:", "-r", str(STALL_RATE), "-d", str(seconds),
+                           "-j", path],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=600)
+                   timeout=600, preexec_fn=pinned(cpus[0]))
     d = json.load(open(path))
     os.unlink(path)
     if bg:
@@ -300,11 +326,13 @@ def stall():
     return out
 
 
-def delay_proxy(port, target, delay):
-    """Serve forever on port (in a child process): bytes from a client go
-    to target at once; target's bytes go back delay seconds after they
-    arrived, in order, so pipelined requests stay pipelined."""
+def delay_proxy(port, target, delay, cpus=None):
+    """Serve forever on port (in a child process, on cpus): bytes from a
+    client go to target at once; target's bytes go back delay seconds after
+    they arrived, in order, so pipelined requests stay pipelined."""
     import asyncio
+    if cpus:
+        os.sched_setaffinity(0, cpus)
 
     async def forward(reader, writer, lag):
         loop = asyncio.get_running_loop()
@@ -343,15 +371,32 @@ def delay_proxy(port, target, delay):
     asyncio.run(serve())
 
 
+def upstream_cpus():
+    """(cached and the hit load, the origin and the miss stream): two CPU
+    sets, so that the origin and the client streaming misses run as on
+    machines of their own and the figure is cached's; (None, None) when
+    BENCH_UPSTREAM_PIN=0 or with one CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if os.environ.get("BENCH_UPSTREAM_PIN", "1") == "0" or len(cpus) < 2:
+        return None, None
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
+
+
 def upstream_stall():
-    """The hits' p99 alone and while misses stream, each a fetch from an
-    upstream memcached that answers in UPSTREAM_MS: (alone, busy, fetches,
-    measured round trip of the proxy in ms)."""
+    """The hits' p99 alone, while misses stream through cached (each a
+    fetch from an upstream memcached that answers in UPSTREAM_MS), and
+    while the same stream goes to the origin directly (the control: what
+    the origin's side costs the machine without cached fetching anything):
+    (alone, busy, control, fetches, measured round trip of the proxy in ms,
+    cpus)."""
     import multiprocessing
+    cpus = upstream_cpus()
     mproc, mport = util.start_memcached("-m", "256", "-t", "1")
+    pin(mproc.pid, cpus[1])
     pport = util.free_port()
     px = multiprocessing.get_context("fork").Process(
-        target=delay_proxy, args=(pport, mport, UPSTREAM_MS / 1000.0), daemon=True)
+        target=delay_proxy, args=(pport, mport, UPSTREAM_MS / 1000.0, cpus[1]), daemon=True)
     px.start()
     proc = None
     try:
@@ -375,19 +420,24 @@ def upstream_stall():
                 raise RuntimeError("the proxy does not answer")
         rtt = (time.monotonic() - t) / 10 * 1e3
         sk.close()
-        proc, port = util.start_cached("-t", "1", "-m", "64",
+        proc, port = util.start_cached("-t", str(UPSTREAM_THREADS), "-m", "64",
                                        "--origin", "memcache:127.0.0.1:%d" % pport)
+        pin(proc.pid, cpus[0])
         warm_hits(port)
-        alone, busy, streamed = [], [], 0
+        res = {"alone": [], "busy": [], "control": []}
+        streamed = 0
         for r in range(UPSTREAM_ROUNDS):
             say("origin stall, upstream at %g ms: round %d/%d" % (UPSTREAM_MS, r + 1, UPSTREAM_ROUNDS))
-            for stream in ((False, True) if r % 2 == 0 else (True, False)):
-                p99, hits, misses, n = stall_hits(port, STALL_SECONDS, stream, UPSTREAM_KEYS)
+            for case in rotated(["alone", "busy", "control"], r):
+                p99, hits, misses, n = stall_hits(
+                    port, STALL_SECONDS, case != "alone", UPSTREAM_KEYS,
+                    pport if case == "control" else None, cpus)
                 if misses:
                     raise RuntimeError("the hit load missed %d times" % misses)
-                (busy if stream else alone).append(p99)
-                streamed += n
-        return alone, busy, streamed, rtt
+                res[case].append(p99)
+                if case == "busy":
+                    streamed += n
+        return res["alone"], res["busy"], res["control"], streamed, rtt, cpus
     finally:
         if proc:
             util.stop(proc)
@@ -396,22 +446,35 @@ def upstream_stall():
         util.stop(mproc)
 
 
+def cpu_text(cpus):
+    return ",".join(str(c) for c in sorted(cpus))
+
+
 def print_upstream(res):
-    alone, busy, streamed, rtt = res
+    alone, busy, control, streamed, rtt, cpus = res
     med, lo, hi = median_ci([b / max(a, 1.0) for a, b in zip(alone, busy)])
+    cmed, clo, chi = median_ci([b / max(a, 1.0) for a, b in zip(alone, control)])
+    where = ("cached and the hit load on CPU %s, memcached, the proxy and the miss stream on CPU %s "
+             "(as on machines of their own)" % (cpu_text(cpus[0]), cpu_text(cpus[1]))
+             if cpus[0] else "no CPU pinning")
     print()
-    print("origin stall, upstream: cached -t 1 -m 64 --origin memcache: Debian's memcached behind "
+    print("origin stall, upstream: cached -t %d -m 64 --origin memcache: Debian's memcached behind "
           "a proxy that answers in %g ms (a version round trip through it: %.1f ms); hits on 1,000 "
-          "warmed keys at %d/s open loop (loadgen -c 2), p99 alone and while loadgen -c 8 streams "
-          "misses over %d keys memcached holds; %d rounds of %gs, alternating; ratio: median over "
-          "rounds of p99 with misses / p99 alone, [95%% CI]" %
-          (UPSTREAM_MS, rtt, STALL_RATE, UPSTREAM_KEYS, len(alone), STALL_SECONDS))
-    print("%16s %24s %8s %17s %9s" % ("hit p99 alone, ms", "hit p99 w/ misses, ms", "ratio",
-                                      "95% CI", "fetches"))
+          "warmed keys at %d/s open loop (loadgen -c 2), p99 alone, while loadgen -c 8 streams "
+          "misses over %d keys memcached holds through cached, and (control) while the same "
+          "stream goes to the origin directly; %s; %d rounds of %gs, the order rotated; ratio: "
+          "median over rounds of p99 with misses / p99 alone, [95%% CI]" %
+          (UPSTREAM_THREADS, UPSTREAM_MS, rtt, STALL_RATE, UPSTREAM_KEYS, where, len(alone),
+           STALL_SECONDS))
+    print("%16s %24s %8s %17s %9s %24s %17s" % (
+        "hit p99 alone, ms", "hit p99 w/ misses, ms", "ratio", "95% CI", "fetches",
+        "control: misses direct", "control ratio"))
 
     def cell(xs):
         return "%.2f [%.2f, %.2f]" % (statistics.median(xs) / 1e3, min(xs) / 1e3, max(xs) / 1e3)
-    print("%16s %24s %7.2fx %17s %9d" % (cell(alone), cell(busy), med, ci_text(lo, hi), streamed))
+    print("%16s %24s %7.2fx %17s %9d %24s %7.2fx %s" % (
+        cell(alone), cell(busy), med, ci_text(lo, hi), streamed, cell(control), cmed,
+        ci_text(clo, chi)))
 
 
 def print_stall(res):
