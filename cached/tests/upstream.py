@@ -114,15 +114,11 @@ def pipelined_fetches():
                 sent[key] = time.time()
                 s.sendall(b"get " + key + b"\r\n")
                 time.sleep(0.003)
-            for s in socks:
+            for s in socks:     # each answered (or given up after 5 s)
                 s.settimeout(5)
-                buf = b""
-                while not buf.endswith(b"END\r\n"):
-                    got = s.recv(4096)
-                    if not got:
-                        break
-                    buf += got
-                s.close()
+                with s, s.makefile("rb") as f:
+                    while f.readline() not in (b"END\r\n", b""):
+                        pass
             got = dict((k, t) for t, k in arrivals)
             missing += sum(1 for k in sent if k not in got)
             # the first of a burst is never held back: the others tell
