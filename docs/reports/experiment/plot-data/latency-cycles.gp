@@ -1,8 +1,8 @@
 set terminal svg size 1000,420 dynamic noenhanced font 'sans,11' background '#ffffff'
-set output 'build/report/latency-cycles.svg'
-load 'build/report/plot-data/latency-cycles.body.gp'
+set output '/work/exp/build/report/latency-cycles.svg'
+load '/work/exp/build/report/plot-data/latency-cycles.body.gp'
 unset output
 set terminal pngcairo size 1000,420 noenhanced font 'sans,10' background '#ffffff'
-set output 'build/report/latency-cycles.png'
-load 'build/report/plot-data/latency-cycles.body.gp'
+set output '/work/exp/build/report/latency-cycles.png'
+load '/work/exp/build/report/plot-data/latency-cycles.body.gp'
 unset output

@@ -1,8 +1,8 @@
 set terminal svg size 900,1440 dynamic noenhanced font 'sans,11' background '#ffffff'
-set output 'build/report/timeline-default.svg'
-load 'build/report/plot-data/timeline-default.body.gp'
+set output '/work/exp/build/report/timeline-default.svg'
+load '/work/exp/build/report/plot-data/timeline-default.body.gp'
 unset output
 set terminal pngcairo size 900,1440 noenhanced font 'sans,10' background '#ffffff'
-set output 'build/report/timeline-default.png'
-load 'build/report/plot-data/timeline-default.body.gp'
+set output '/work/exp/build/report/timeline-default.png'
+load '/work/exp/build/report/plot-data/timeline-default.body.gp'
 unset output

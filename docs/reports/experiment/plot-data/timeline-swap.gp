@@ -1,8 +1,8 @@
 set terminal svg size 900,1440 dynamic noenhanced font 'sans,11' background '#ffffff'
-set output 'build/report/timeline-swap.svg'
-load 'build/report/plot-data/timeline-swap.body.gp'
+set output '/work/exp/build/report/timeline-swap.svg'
+load '/work/exp/build/report/plot-data/timeline-swap.body.gp'
 unset output
 set terminal pngcairo size 900,1440 noenhanced font 'sans,10' background '#ffffff'
-set output 'build/report/timeline-swap.png'
-load 'build/report/plot-data/timeline-swap.body.gp'
+set output '/work/exp/build/report/timeline-swap.png'
+load '/work/exp/build/report/plot-data/timeline-swap.body.gp'
 unset output

@@ -1,8 +1,8 @@
 set terminal svg size 1000,460 dynamic noenhanced font 'sans,11' background '#ffffff'
-set output 'build/report/tradeoff-sweep-s170-i1.svg'
-load 'build/report/plot-data/tradeoff-sweep-s170-i1.body.gp'
+set output '/work/exp/build/report/tradeoff-sweep-s170-i1.svg'
+load '/work/exp/build/report/plot-data/tradeoff-sweep-s170-i1.body.gp'
 unset output
 set terminal pngcairo size 1000,460 noenhanced font 'sans,10' background '#ffffff'
-set output 'build/report/tradeoff-sweep-s170-i1.png'
-load 'build/report/plot-data/tradeoff-sweep-s170-i1.body.gp'
+set output '/work/exp/build/report/tradeoff-sweep-s170-i1.png'
+load '/work/exp/build/report/plot-data/tradeoff-sweep-s170-i1.body.gp'
 unset output
