@@ -7,6 +7,7 @@
  */
 #include "hist.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,24 +106,29 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->max = src->max;
 }
 
+/*
+ * ceil(p/100 * total) in floating point is off by one whenever the product
+ * is an integer that the double rounds up (99.9/100 * 1000 =
+ * 999.0000000000001: p99.9 of 1000 samples was the maximum).  So p is
+ * taken as the nearest whole number of parts per 10^9 (0.0000001 percent)
+ * and the rank computed in integers.
+ */
 uint64_t hist_rank(uint64_t total, double p)
 {
-	double r;
-	uint64_t k;
+	unsigned __int128 k;
+	uint64_t q;
 
-	if (p < 0)
+	if (!(p > 0))
 		p = 0;
 	if (p > 100)
 		p = 100;
-	r = p / 100.0 * (double)total;
-	k = (uint64_t)r;
-	if ((double)k < r)
-		k++;
+	q = (uint64_t)llround(p * 1e7);		/* parts per 10^9 */
+	k = ((unsigned __int128)q * total + 999999999) / 1000000000;
 	if (k < 1)
 		k = 1;
 	if (k > total)
 		k = total;
-	return k;
+	return (uint64_t)k;
 }
 
 int64_t hist_percentile(const struct hist *h, double p)

@@ -49,7 +49,8 @@ int64_t hist_highest_equiv(int64_t v);
 /*
  * The value at percentile p (0..100): the highest value equivalent to the
  * recorded value of rank ceil(p/100 * total) (at least 1), capped at the
- * exact maximum.  0 when empty.
+ * exact maximum.  0 when empty.  The rank is computed in integers, with p
+ * rounded to the nearest 10^-7 percent (one part in 10^9).
  */
 int64_t hist_percentile(const struct hist *h, double p);
 /* The rank used by hist_percentile, exposed for tests. */

@@ -64,9 +64,27 @@ static void test_index_roundtrip(void)
 	CHECK(hist_index(HIST_HIGHEST) < HIST_COUNTS, "highest fits");
 }
 
+/*
+ * The nearest rank of a percentile, computed here in integers only: q is
+ * the percentile in parts per 10^9 of the whole (99.9% is 999,000,000), so
+ * rank = ceil(q * n / 10^9), at least 1.  hist.c must agree with it for p
+ * = q / 10^7.
+ */
+static uint64_t ref_rank(uint64_t n, uint64_t q)
+{
+	unsigned __int128 r = ((unsigned __int128)q * n + 999999999) / 1000000000;
+
+	return r < 1 ? 1 : (uint64_t)r;
+}
+
+static const uint64_t ref_qs[] = {
+	0, 10000000, 100000000, 250000000, 500000000, 750000000, 900000000,
+	990000000, 999000000, 999900000, 999990000, 1000000000,
+};
+#define NQ (sizeof(ref_qs) / sizeof(ref_qs[0]))
+
 static void test_percentiles_vs_sorted(void)
 {
-	static const double ps[] = { 0, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100 };
 	struct hist *h = calloc(1, sizeof(*h));
 
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -77,21 +95,56 @@ static void test_percentiles_vs_sorted(void)
 		qsort(data, N, sizeof(data[0]), cmp64);
 		CHECK(h->total == N, "total");
 		CHECK(h->min == data[0] && h->max == data[N - 1], "min/max");
-		for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++) {
-			int64_t ref = data[hist_rank(N, ps[j]) - 1];
-			int64_t got = hist_percentile(h, ps[j]);
+		for (size_t j = 0; j < NQ; j++) {
+			double p = (double)ref_qs[j] / 1e7;
+			int64_t ref = data[ref_rank(N, ref_qs[j]) - 1];
+			int64_t got = hist_percentile(h, p);
 			int64_t want = hist_highest_equiv(ref);
 
 			if (want > h->max)
 				want = h->max;
 			CHECK(got == want, "p%g: got %lld want %lld (ref %lld)",
-			      ps[j], (long long)got, (long long)want, (long long)ref);
+			      p, (long long)got, (long long)want, (long long)ref);
 			/* three significant digits */
 			CHECK(fabs((double)(got - ref)) <= (double)ref / 1000.0,
-			      "p%g: %lld vs %lld beyond 0.1%%", ps[j],
+			      "p%g: %lld vs %lld beyond 0.1%%", p,
 			      (long long)got, (long long)ref);
 		}
 	}
+	free(h);
+}
+
+/*
+ * Exact ranks: the values 1..n, each once (below 2048, so every value has
+ * its own counter), for every n up to 2047: percentile q must be the value
+ * of rank ceil(q * n / 10^9) exactly.  At n = 1000, p99.9 is the 999th
+ * value, not the maximum.  Then totals too large for a double's 53 bits of
+ * exactness: 999 * 10^12 samples of 100 and 10^12 of 200 have p99.9 = 100.
+ */
+static void test_rank_exact(void)
+{
+	struct hist *h = calloc(1, sizeof(*h));
+
+	hist_init(h);
+	for (uint64_t n = 1; n < 2048; n++) {
+		hist_record(h, (int64_t)n);
+		for (size_t j = 0; j < NQ; j++) {
+			double p = (double)ref_qs[j] / 1e7;
+			uint64_t want = ref_rank(n, ref_qs[j]);
+			int64_t got = hist_percentile(h, p);
+
+			CHECK(got == (int64_t)want, "n=%llu p%g: got %lld want %llu",
+			      (unsigned long long)n, p, (long long)got,
+			      (unsigned long long)want);
+		}
+	}
+	hist_reset(h);
+	hist_record_n(h, 100, 999000000000000ULL);
+	hist_record_n(h, 200, 1000000000000ULL);
+	CHECK(hist_percentile(h, 99.9) == 100, "p99.9 of 10^15: %lld",
+	      (long long)hist_percentile(h, 99.9));
+	CHECK(hist_percentile(h, 99.90001) == 200, "p99.90001 of 10^15: %lld",
+	      (long long)hist_percentile(h, 99.90001));
 	free(h);
 }
 
@@ -353,6 +406,7 @@ int main(int argc, char **argv)
 	TAP_INIT(argc, argv);
 	RUN(test_index_roundtrip);
 	RUN(test_percentiles_vs_sorted);
+	RUN(test_rank_exact);
 	RUN(test_merge);
 	RUN(test_edges);
 	RUN(test_json);
