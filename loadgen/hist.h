@@ -4,9 +4,11 @@
  * Values are recorded in nanoseconds.  The value range is split into
  * power-of-two buckets; each bucket holds 1024 linear sub-buckets, so any
  * recorded value is known to within 1/1024 of itself (better than three
- * significant decimal digits) from 1 ns up to HIST_HIGHEST (just above one
- * minute).  Larger values are clamped to HIST_HIGHEST for the counts while the
- * exact maximum is kept separately.
+ * significant decimal digits) from 1 ns up to HIST_HIGHEST (one hour).
+ * Larger values are clamped to HIST_HIGHEST for the counts while the exact
+ * maximum is kept separately.  A histogram takes 264 KiB, of which only the
+ * pages of counters in use are written: a reset clears the counters from
+ * the minimum's to the maximum's.
  *
  * Histograms with the same layout merge by adding their counts, so per
  * thread and per interval histograms can be combined without loss.
@@ -20,8 +22,8 @@
 #define HIST_SUB_BITS     10                        /* half of the sub-buckets */
 #define HIST_SUB_HALF     (1u << HIST_SUB_BITS)     /* 1024 */
 #define HIST_SUB_COUNT    (2u << HIST_SUB_BITS)     /* 2048 */
-#define HIST_HIGHEST      (INT64_C(64) * 1000000000) /* 64 s in ns */
-#define HIST_BUCKETS      26                        /* 2048 << 25 > 64e9 */
+#define HIST_HIGHEST      (INT64_C(3600) * 1000000000) /* one hour in ns */
+#define HIST_BUCKETS      32                        /* 2048 << 31 > 3600e9 */
 #define HIST_COUNTS       ((int)((HIST_BUCKETS + 1) * HIST_SUB_HALF))
 
 struct hist {
@@ -31,7 +33,9 @@ struct hist {
 	uint64_t counts[HIST_COUNTS];
 };
 
+/* Make memory that is not yet a histogram an empty one. */
 void hist_init(struct hist *h);
+/* Empty a histogram (only its counters in use are written). */
 void hist_reset(struct hist *h);
 /* Record one value (negative values count as 0). */
 void hist_record(struct hist *h, int64_t v);

@@ -27,7 +27,7 @@ def decode(text):
     body = zlib.decompress(raw[8:8 + n])
     cookie, plen, norm, digits, lowest, highest, ratio = struct.unpack(">IIIIqqd", body[:40])
     assert cookie == 0x1C849313 and norm == 0 and digits == 3 and lowest == 1, (hex(cookie), digits)
-    assert highest == 64 * 10**9 and ratio == 1.0 and len(body) == 40 + plen
+    assert highest == 3600 * 10**9 and ratio == 1.0 and len(body) == 40 + plen
     counts, p = [], 40
     while p < len(body):
         v, shift = 0, 0
