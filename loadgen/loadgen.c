@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 	prog = tally_new();
 	snap = tally_new();
 
+	hist_init(&g_collect_lock);
 	g_start = now_ns();
 	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
 	threads = xcalloc((size_t)cfg.threads, sizeof(*threads));

@@ -158,6 +158,7 @@ struct thread {
 	int64_t t_end;		/* when this thread stopped */
 	pthread_mutex_t lock;	/* guards tally against the reporter */
 	struct tally *tally;
+	struct tally *spare;	/* empty; the reporter's, swapped in by collect */
 	atomic_int done;
 };
 
@@ -205,6 +206,8 @@ void tally_add(struct tally *a, const struct tally *b);
 /* The histogram of every command together. */
 void tally_merged(const struct tally *a, struct hist *h);
 void collect(struct tally *into);
+/* How long collect held a load thread's lock, each time (main thread only). */
+extern struct hist g_collect_lock;
 void check_connect_timeout(int64_t now);
 int all_done(void);
 void do_warmup(int tty);

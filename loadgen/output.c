@@ -224,6 +224,10 @@ void write_json(const char *path, double secs, double cpu,
 		us(h->max), us((int64_t)hist_mean(h)), cpu,
 		s->ops ? cpu * 1e6 / (double)s->ops : 0);
 	json_commands(f, secs, a, 1);
+	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
+		"\"max_us\":%.3f}",
+		(unsigned long long)g_collect_lock.total,
+		us(hist_percentile(&g_collect_lock, 50)), us(g_collect_lock.max));
 	fputs(",\"histogram\":", f);
 	hist_write_json(h, f);
 	fputs("}\n", f);
