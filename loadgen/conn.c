@@ -7,7 +7,8 @@
  * protocol requires.  Every reply is matched against the oldest request in
  * flight; a reply that does not fit it puts the stream out of step, and the
  * connection is closed and reopened (conn_fail), its requests counted as
- * errors.  Refused or dropped connections are retried after a back-off.
+ * errors, with their wait until then in the histogram like an error
+ * reply's.  Refused or dropped connections are retried after a back-off.
  *
  * Nothing here blocks and nothing is shared with other threads except the
  * log-once flags: the caller holds its thread's lock.
@@ -24,7 +25,7 @@
 
 #include "loadgen.h"
 
-static void count_error(struct thread *t, int op);
+static void count_error(struct thread *t, const struct req *r, int64_t now);
 
 /* ------------------------------------------------------------ connection */
 
@@ -53,12 +54,18 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 		fprintf(stderr, "loadgen: %s %s: %s (counted, retrying with back-off; logged once)\n",
 			why, cfg.server, err ? strerror(err) : "closed by server");
 	t->tally->all.conn_errors++;
-	/* requests in flight are lost */
+	/*
+	 * Requests in flight are lost: errors, each waited until now (the
+	 * clock read here: a closed-loop request may have been written after
+	 * the caller's 'now').
+	 */
+	if (c->rcount && t->phase != PH_WARMUP)
+		now = now_ns();
 	for (unsigned i = 0; i < c->rcount; i++) {
 		if (t->phase == PH_WARMUP)
 			t->tally->all.errors++;
 		else
-			count_error(t, c->reqs[(c->rhead + i) % c->rcap].op);
+			count_error(t, &c->reqs[(c->rhead + i) % c->rcap], now);
 	}
 	if (t->phase == PH_WARMUP)
 		atomic_fetch_add_explicit(&g_warm_done, c->rcount,
@@ -386,11 +393,17 @@ static int key_is(const struct proto_reply *pr, uint64_t k)
 	return kl == pr->keylen && !memcmp(key, pr->key, kl);
 }
 
-/* One failed request of the measured run. */
-static void count_error(struct thread *t, int op)
+/*
+ * One failed request of the measured run, failed at now: an error reply or
+ * a lost connection.  Its wait up to the failure goes into the histogram
+ * (from its intended send time in open loop), or a stall that ends in a
+ * reset would leave its slowest requests out of the tail.
+ */
+static void count_error(struct thread *t, const struct req *r, int64_t now)
 {
 	t->tally->all.errors++;
-	t->tally->cmd[op].errors++;
+	t->tally->cmd[r->op].errors++;
+	hist_record(&t->tally->hist[r->op], now - r->t_start);
 }
 
 /*
@@ -412,7 +425,7 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit
 		return;
 	}
 	if (!ok) {
-		count_error(t, r->op);
+		count_error(t, r, now);
 		return;
 	}
 	all->ops++;

@@ -9,6 +9,11 @@ value formula), and can:
   --drop N      close each connection after N requests
   --stall S --stall-at T   stop answering for S seconds, once, T seconds
                 after the first request
+  --reset       with --stall: when the stall ends, reset every connection
+                (RST) instead of answering
+  --errors N    answer every Nth request with an error: a set with
+                NOT_STORED, EXISTS and SERVER_ERROR in turn, anything else
+                with SERVER_ERROR
   --delay S     send every reply S seconds after its request arrived
   --purge N     meta gets: every Nth hit is purged instead: the value is
                 dropped and the reply is "EN P" (a miss caused by a purge)
@@ -24,13 +29,16 @@ It listens on 127.0.0.1 on a free port and prints the port on stdout.
 import argparse
 import asyncio
 import signal
+import socket
+import struct
 import sys
 import time
 
 store = {}
 state = {"values": 0, "garbage_done": False, "first": None, "stalled": False,
-         "meta_hits": 0}
+         "meta_hits": 0, "requests": 0, "errors": 0}
 log = []
+conns = set()
 
 
 class Conn(asyncio.Protocol):
@@ -41,6 +49,10 @@ class Conn(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.t = transport
+        conns.add(self)
+
+    def connection_lost(self, exc):
+        conns.discard(self)
 
     def data_received(self, data):
         self.buf += data
@@ -111,6 +123,14 @@ class Conn(asyncio.Protocol):
             else:
                 self.buf = self.buf[nl + 2:]
                 reply = b"ERROR\r\n"
+            state["requests"] += 1
+            if self.args.errors and state["requests"] % self.args.errors == 0:
+                if cmd == b"set":
+                    reply = (b"NOT_STORED\r\n", b"EXISTS\r\n",
+                             b"SERVER_ERROR out of memory\r\n")[state["errors"] % 3]
+                    state["errors"] += 1
+                else:
+                    reply = b"SERVER_ERROR out of memory\r\n"
             if self.args.garbage and not state["garbage_done"]:
                 state["garbage_done"] = True
                 reply = b"HELLO THERE\r\n"
@@ -125,6 +145,13 @@ class Conn(asyncio.Protocol):
                     and now - state["first"] >= self.args.stall_at):
                 state["stalled"] = True
                 time.sleep(self.args.stall)   # the whole server stalls
+                if self.args.reset:
+                    for c in list(conns):
+                        sock = c.t.get_extra_info("socket")
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                        struct.pack("ii", 1, 0))
+                        c.t.abort()
+                    return
             out.append(reply)
             self.requests += 1
             if self.args.drop and self.requests >= self.args.drop:
@@ -150,6 +177,8 @@ async def main():
     p.add_argument("--drop", type=int, default=0)
     p.add_argument("--stall", type=float, default=0)
     p.add_argument("--stall-at", type=float, default=0.5)
+    p.add_argument("--reset", action="store_true")
+    p.add_argument("--errors", type=int, default=0)
     p.add_argument("--delay", type=float, default=0)
     p.add_argument("--purge", type=int, default=0)
     p.add_argument("--rebuild", type=int, default=0)

@@ -85,7 +85,7 @@ def main():
     assert len(ivl) == len(lines) >= 3, (len(ivl), len(lines))
     end = 0
     for (_, start, length, mx, buckets), l in zip(ivl, lines):
-        assert sum(buckets.values()) == l["ops"] + l["unfinished"], (buckets, l)
+        assert sum(buckets.values()) == l["ops"] + l["errors"] + l["unfinished"], (buckets, l)
         assert abs(start - end) < 0.002 and abs(start + length - l["t"]) < 0.002, (start, length, l["t"])
         assert abs(mx - l["max_us"] / 1000) < 0.001
         end = start + length

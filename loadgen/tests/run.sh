@@ -539,6 +539,56 @@ grep -q '^unfinished  *[0-9]' "$TMP/out" || rc=1
 result stall_at_end_of_run_in_tail $rc "$(grep -E '^(ops|unfinished|latency)' "$TMP/out" | tr '\n' ' ')"
 stop "$FS_PID"
 
+# A server that stalls for 1.5 s and then resets every connection: the
+# requests lost in the reset are errors, and their wait up to the reset
+# (from their intended send time) is in the histogram.  Before, they were
+# left out of it, and with about 3000 errors the run reported a p99 of
+# 9 ms and a max of 50 ms.
+start_fake --stall 1.5 --stall-at 0.5 --reset
+$LG -s 127.0.0.1:$FS_PORT -d 3 -r 2000 -p 2000 -k 500 --json "$TMP/rs.json" \
+	> "$TMP/out" 2> "$TMP/err"
+stop "$FS_PID"
+python3 - "$TMP/rs.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["histogram"]
+assert d["errors"] > 1000 and d["conn_errors"] >= 10, (d["errors"], d["conn_errors"])
+assert h["total"] == d["ops"] + d["errors"] + d["unfinished"], \
+    (h["total"], d["ops"], d["errors"], d["unfinished"])
+# the first request of the stall waited all of it; the stalled ones are
+# about half of the run, so p99 is most of the stall
+assert 1.49e6 <= d["max_us"] < 3.0e6 and d["p99_us"] > 1.2e6, (d["p99_us"], d["max_us"])
+PY
+rc=$?
+result reset_after_stall_in_tail $rc "$(grep -E '^(ops|errors|latency)' "$TMP/out" | tr '\n' ' ')"
+
+# Error replies (SERVER_ERROR, NOT_STORED, EXISTS) are errors whose
+# latency is recorded too: every command's histogram holds its ops, its
+# errors and its unfinished requests.  A reply comes 0.1 s after its
+# request, so only unfinished requests (cut short by the end of the run)
+# are under 0.1 s.
+start_fake --errors 4 --delay 0.1
+$LG -s 127.0.0.1:$FS_PORT -c 10 -p 4 -d 1.5 -k 500 --mix get=6,set=2,delete=1,touch=1 \
+	--json "$TMP/er.json" > "$TMP/out" 2> "$TMP/err"
+stop "$FS_PID"
+python3 - "$TMP/er.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["conn_errors"] == 0 and d["errors"] > 10, d
+assert d["histogram"]["total"] == d["ops"] + d["errors"] + d["unfinished"], d["histogram"]["total"]
+for name, x in d["commands"].items():
+    assert x["errors"] > 0, name
+    assert x["histogram"]["total"] == x["ops"] + x["errors"] + x["unfinished"], name
+assert sum(x["errors"] for x in d["commands"].values()) == d["errors"]
+short = sum(n for v, n in d["histogram"]["buckets"] if v < 100e6)
+assert short <= d["unfinished"], (short, d["unfinished"])
+# a quarter of the requests fail
+assert 0.15 < d["errors"] / (d["ops"] + d["errors"]) < 0.35, (d["ops"], d["errors"])
+PY
+rc=$?
+grep -q 'loadgen: \(set not stored\|error reply\): "' "$TMP/err" || rc=1
+result error_replies_in_histogram $rc "$(grep -E '^(ops|errors|latency)' "$TMP/out" | tr '\n' ' ')"
+
 # Meta gets against a server that reports purges: "EN P" replies are the
 # purged misses, "VA .. P" the values rebuilt after a purge, exactly.
 start_fake --purge 7 --rebuild 5 --log "$TMP/fp.log"
