@@ -488,8 +488,13 @@ enum delta_res cache_delta(const char *key, size_t nkey, uint32_t hv,
 	else
 		stats.decr_hits++;
 	res = (size_t)snprintf(buf, 24, "%llu", (unsigned long long)v);
-	if (res <= it->vlen) {
-		/* in place, padded with spaces, as memcached does */
+	if (res <= it->vlen && !store_value_shared(it)) {
+		/*
+		 * In place, padded with spaces, as memcached does when nobody
+		 * else holds the item.  A reply in flight may point at these
+		 * bytes (zero copy) and must send the value of the cas it
+		 * named: then, as memcached, a new value of the number's length.
+		 */
 		char *p = store_ptr(it->off);
 
 		memcpy(p, buf, res);

@@ -99,8 +99,6 @@ static void emit_header(struct evbuffer *b, const char *key, size_t nkey,
 					   ret_cas, cas));
 }
 
-#define ZERO_COPY_MIN 2048   /* larger values are sent from the memfd */
-
 /*
  * With --verify a value is always copied, never sent from the memfd, and
  * the checksum is taken of the copy: it covers exactly the bytes that
@@ -139,7 +137,7 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 		return;
 	}
 	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
-	if (it->vlen + 2 >= ZERO_COPY_MIN) {
+	if (it->vlen + 2 >= STORE_ZERO_COPY_MIN) {   /* sent from the memfd */
 		store_ref(it->seg);
 		if (evbuffer_add_reference(b, store_ptr(it->off), it->vlen + 2,
 					   store_unref_cb,

@@ -835,6 +835,12 @@ void store_unref_cb(const void *data, size_t len, void *arg)
 	__atomic_fetch_sub(&segs[(uintptr_t)arg].refs, 1, __ATOMIC_RELEASE);
 }
 
+bool store_value_shared(const struct item *it)
+{
+	return (uint64_t)it->vlen + 2 >= STORE_ZERO_COPY_MIN &&
+	       __atomic_load_n(&segs[it->seg].refs, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* Punch out every warm segment (a large object needs contiguous room). */
 static void warm_drain(void)
 {

@@ -235,14 +235,24 @@ uint32_t mc_chunk_size(unsigned int cls);
 void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest);
 
 /*
- * A reply may point into a segment instead of copying (large values):
- * store_ref() under the lock, and store_unref_cb (an evbuffer cleanup
- * callback, lock-free) when the bytes were written.  A segment with
- * references is never marked volatile, reused or punched; if it is freed
- * meanwhile it waits as a zombie until its last reference is gone.
+ * A reply may point into a segment instead of copying (values of
+ * STORE_ZERO_COPY_MIN bytes and more, "\r\n" included): store_ref() under
+ * the lock, and store_unref_cb (an evbuffer cleanup callback, lock-free)
+ * when the bytes were written.  A segment with references is never marked
+ * volatile, reused or punched; if it is freed meanwhile it waits as a
+ * zombie until its last reference is gone.
  */
+#define STORE_ZERO_COPY_MIN 2048
 void store_ref(uint32_t s);
 void store_unref_cb(const void *data, size_t len, void *arg);
+
+/*
+ * True when a reply in flight may still point at the item's value (it is
+ * large enough to be sent from the memfd and its segment has references),
+ * so that its bytes must not be written in place: the caller stores a new
+ * value instead.  Under the exclusive lock, where no reference is added.
+ */
+bool store_value_shared(const struct item *it);
 
 /* Pointer to a memfd offset. */
 static inline char *store_ptr(uint64_t off)

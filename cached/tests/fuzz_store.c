@@ -11,9 +11,12 @@
  * drop of a lost key, as the daemon's get does), delete, touch, incr,
  * decr, flush_all, expiry, clock ticks that mark idle data volatile,
  * purges, and replies that keep pointing into the memfd (zero copy) for
- * a while.  It checks:
+ * a while, also of numbers of 2 KiB and more that incr and decr change
+ * meanwhile (op_inflight, a slow reader).  It checks:
  *  - every read is the exact current value of the key, or a miss;
  *  - a zero-copy reply's bytes are still the value when it is "sent";
+ *  - incr and decr answer the right number, and leave it as the value,
+ *    padded with spaces to the old length or of its own length;
  *  - add / replace / delete / touch / incr treat a lost key as memcached
  *    treats an evicted one;
  *  - --verify never fires (the fake kernel never purges silently);
@@ -82,6 +85,8 @@ struct held {               /* a zero-copy reply not yet sent */
 static struct shadow sh[NKEYS];
 static struct held held[MAXHELD];
 static int nheld;
+static int force_hold;      /* op_get: hold a zero-copy reply if it can */
+static int force_number;    /* op_store: a number padded to 2 KiB and more */
 static uint64_t rs;
 static int verbose;
 static int bytes_only;   /* -b: check only the bytes served */
@@ -265,7 +270,8 @@ static void op_get(int k)
 		check_bytes(k, it, "get");
 		if (failmsg[0])
 			return;
-		if (it->vlen + 2 >= 2048 && nheld < MAXHELD && below(3) == 0) {
+		if (it->vlen + 2 >= 2048 && nheld < MAXHELD &&
+		    (force_hold || below(3) == 0)) {
 			struct held *h = &held[nheld++];
 
 			store_ref(it->seg);
@@ -404,15 +410,19 @@ static void op_store(int k, enum store_cmd cmd)
 		exptime = current_time + 1 + below(20);
 	if (cmd == CMD_APPEND || cmd == CMD_PREPEND)
 		len = 1 + below(200);
-	if (below(6) == 0) {
-		char num[80];
-		int pad = below(3) ? 0 : (int)below(60);
+	if (force_number || below(6) == 0) {
+		/*
+		 * a number, sometimes padded to 32 bytes and more, sometimes
+		 * to 2 KiB and more: replies of those point into the memfd
+		 * (op_get holds some), and incr must not rewrite them there
+		 */
+		int pad = force_number ? 2046 + (int)below(3000) :
+			  below(3) ? 0 : below(2) ? (int)below(60) :
+			  2046 + (int)below(3000);
 
-		/* a number, sometimes padded to 32 bytes and more */
-		len = (uint32_t)snprintf(num, sizeof(num), below(2) ? "%0*u" : "%-*u",
-					 pad, (unsigned)below(1000000));
-		v = malloc(len + 2);
-		memcpy(v, num, len);
+		v = malloc((size_t)pad + 24);
+		len = (uint32_t)sprintf(v, below(2) ? "%0*u" : "%-*u", pad,
+					(unsigned)below(1000000));
 		memcpy(v + len, "\r\n", 2);
 	} else {
 		v = make_value(len, k);
@@ -532,6 +542,7 @@ static void op_delta(int k, bool incr)
 	char buf[32], *numv, *end;
 	bool parsed;
 	enum delta_res r = cache_delta(key, n, index_hash(key, n), incr, delta, buf);
+	struct item *it;
 	uint32_t l;
 
 	if (r == D_NOT_FOUND || r == D_NO_MEMORY) {
@@ -564,12 +575,41 @@ static void op_delta(int k, bool incr)
 		FAIL("incr/decr k%d: %s, expected %llu", k, buf,
 		     (unsigned long long)e);
 	l = (uint32_t)strlen(buf);
-	if (l <= sh[k].len) {
+	/*
+	 * As memcached: a result that fits is written over the old number,
+	 * padded with spaces, unless a reply in flight may still point at the
+	 * old bytes; then (and when it does not fit) it is a new value of
+	 * its own length.  Either is right; which one, the daemon says.
+	 */
+	it = peek(k);
+	if (l <= sh[k].len && it && it->vlen == sh[k].len) {
 		memcpy(sh[k].val, buf, l);
 		memset(sh[k].val + l, ' ', sh[k].len - l);
 	} else {
 		sh_set(k, buf, l, sh[k].exptime);
 	}
+	if (!it || it->state != ITEM_OK)
+		FAIL("incr/decr k%d: no value after it answered", k);
+	check_bytes(k, it, "incr/decr");
+}
+
+/*
+ * A slow reader: a number of 2 KiB and more is stored, a get's reply of it
+ * is held (zero copy, as the replies a reader with a small receive buffer
+ * leaves queued), and then another client changes it with incr and decr.
+ * The held reply must keep its bytes (release_held checks them later),
+ * and every result must be right (op_delta).
+ */
+static void op_inflight(int k)
+{
+	force_number = 1;
+	op_store(k, CMD_SET);
+	force_number = 0;
+	force_hold = 1;
+	op_get(k);
+	force_hold = 0;
+	for (uint32_t i = 1 + below(3); i && !failmsg[0]; i--)
+		op_delta(k, below(2));
 }
 
 /*
@@ -839,6 +879,8 @@ static int run_seed(uint64_t seed, long ops)
 			while (ticking)   /* op_reuse ticks: ticks do not overlap */
 				ticking = tick_step();
 			op_reuse();
+		} else if (c < 952) {
+			op_inflight(k);
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
 			op_get(k);

@@ -62,6 +62,8 @@ run diffrandom $PY tests/diffrandom.py
 run diffrandom-asan env CACHED_BIN=build-asan/cached $PY tests/diffrandom.py
 run diffchunked $PY tests/diffrandom.py --chunked 1 300
 run diffchunked-asan env CACHED_BIN=build-asan/cached $PY tests/diffrandom.py --chunked 1 300
+run inflight $PY tests/inflight.py
+run inflight-asan env CACHED_BIN=build-asan/cached $PY tests/inflight.py
 run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py

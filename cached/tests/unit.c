@@ -897,6 +897,49 @@ static void test_zero_copy(void)
 	printf("ok - zero copy\n");
 }
 
+/*
+ * incr writes a shorter result over the old number, padded with spaces,
+ * only while no reply points at the old bytes: a queued zero-copy reply
+ * must still send the value of the cas it named.  Then, as memcached, the
+ * result is a new value of its own length.
+ */
+static void test_incr_in_flight(void)
+{
+	static char num[4001], sent[4003];
+	struct evbuffer *b = evbuffer_new();
+	char buf[32], *p;
+	struct item *it;
+	uint64_t cas;
+
+	setup(4);
+	settings.verify = false;   /* zero copy, as the daemon without --verify */
+	memset(num, '0', 4000);
+	num[3999] = '7';
+	put(CMD_SET, "n", num);
+	CHECK(cache_delta("n", 1, index_hash("n", 1), true, 1, buf) == D_OK &&
+	      !strcmp(buf, "8"), "incr: %s", buf);
+	it = get("n");
+	CHECK(it && it->vlen == 4000 && !memcmp(store_ptr(it->off), "8   ", 4),
+	      "nothing in flight: in place, padded");
+	/* a reply of it queued, as emit_item queues one */
+	store_ref(it->seg);
+	evbuffer_add_reference(b, store_ptr(it->off), it->vlen + 2, store_unref_cb,
+			       (void *)(uintptr_t)it->seg);
+	memcpy(sent, store_ptr(it->off), 4002);
+	cas = it->cas;
+	CHECK(cache_delta("n", 1, index_hash("n", 1), true, 2, buf) == D_OK &&
+	      !strcmp(buf, "10"), "incr in flight: %s", buf);
+	p = (char *)evbuffer_pullup(b, -1);
+	CHECK(p && !memcmp(p, sent, 4002), "the queued reply keeps the bytes of its cas");
+	it = get("n");
+	CHECK(value_is(it, "10") && it->cas != cas, "a new value of the number's length");
+	CHECK(cache_delta("n", 1, index_hash("n", 1), false, 1, buf) == D_OK &&
+	      value_is(get("n"), "9 "), "a small value is written in place: %s", buf);
+	evbuffer_free(b);
+	teardown();
+	printf("ok - incr in flight\n");
+}
+
 /* Feed a protocol session through a conn without a socket. */
 static char *session(const char *in, size_t n)
 {
@@ -2035,6 +2078,7 @@ int main(void)
 	test_tick_steps();
 	test_compact();
 	test_zero_copy();
+	test_incr_in_flight();
 	test_parser();
 	test_cachedump();
 	test_prefix_stats();
