@@ -27,9 +27,10 @@
  * Beyond memcached, a purge is information (return flag P): when mg finds
  * a key whose bytes the kernel purged (or psi mode dropped), a rebuild
  * from a synchronous origin is a hit with P, and without one the reply is
- * "EN P".  With N (or R) the first caller instead vivifies an empty
- * placeholder and gets W and P, so that one client rebuilds the value
- * while the others see Z and P until it is stored again.
+ * "EN P".  With N the first caller instead vivifies an empty placeholder
+ * and gets W and P, so that one client rebuilds the value while the
+ * others see Z and P until it is stored again.  R alone acts only on a
+ * value that is there, as in memcached, so a lost key is "EN P" for it.
  */
 #include "proto_meta.h"
 
@@ -349,14 +350,13 @@ static struct item *vivify(const char *key, size_t nkey, uint32_t hv,
 
 /*
  * Find a key for mg, cache_lock held: a readable item or NULL.  A key
- * whose bytes were lost sets *purged (its old exptime in *lost_exptime);
+ * whose bytes were lost sets *purged;
  * a synchronous origin rebuilds it, or reads a plain miss through, with
  * the lock dropped during the fetch.  A lost key that stays lost is
  * dropped from the index, counted in purge_misses, unless keep_lost.
  */
 static struct item *meta_lookup(struct conn *c, const char *key, size_t nkey,
-				uint32_t hv, bool keep_lost, bool *purged,
-				uint32_t *lost_exptime)
+				uint32_t hv, bool keep_lost, bool *purged)
 {
 	bool expired;
 	struct item *it = cache_lookup(key, nkey, hv, &expired);
@@ -366,10 +366,8 @@ static struct item *meta_lookup(struct conn *c, const char *key, size_t nkey,
 		*purged = true;     /* the fetch pool rebuilt it: report P */
 	if (it && cache_readable(it))
 		return it;
-	if (it) {
+	if (it)
 		*purged = true;
-		*lost_exptime = it->exptime;
-	}
 	if (f && !f->none) {
 		/* fetched by the first pass, evicted since: store it again */
 		it = cache_fill(key, nkey, hv, f->flags, f->data + nkey, f->vlen);
@@ -550,7 +548,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	const char *errstr = "CLIENT_ERROR bad command line format";
 	char line[META_LINE_MAX], *p = line;
 	bool created = false, won = false, ttl_set = false, purged = false;
-	uint32_t lost_exptime = 0, hv, now = clock_secs(), prev_atime = 0;
+	uint32_t hv, now = clock_secs(), prev_atime = 0;
 	uint8_t prev_mflags = 0;
 	struct item *it;
 	const char *key;
@@ -589,15 +587,16 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 			prev_mflags = peek->mflags;
 		}
 	}
-	it = meta_lookup(c, key, nkey, hv, of.vivify || of.recache, &purged,
-			 &lost_exptime);
+	/*
+	 * A lost key is kept for N only.  R acts on a value that is there,
+	 * as in memcached, and a lost key is an evicted one: a miss, with no
+	 * placeholder that a get would serve as an empty value nobody set.
+	 */
+	it = meta_lookup(c, key, nkey, hv, of.vivify, &purged);
 	if (it && it->state == ITEM_LOST) {
-		/* lost, asked to vivify or recache: one caller rebuilds */
-		uint32_t flags = it->flags;
-
+		/* lost, asked to vivify: one caller rebuilds */
 		cache_drop_lost(it);
-		it = vivify(key, nkey, hv, of.vivify ? 0 : flags,
-			    of.vivify ? 0 : lost_exptime);
+		it = vivify(key, nkey, hv, 0, 0);
 		if (it) {
 			it->mflags |= MF_PURGED;
 			created = true;

@@ -28,8 +28,9 @@
  *  - expired bytes are reused (op_reuse, as memcached's t/issue_14.t):
  *    after values with a TTL expired, new keys of the same sizes fit in
  *    the segment bytes the expired ones took;
- *  - the meta protocol's mg, through the protocol code: a hit is the
- *    exact value and never carries the purge flag P (there is no origin);
+ *  - the meta protocol's mg (R30 now and then), through the protocol
+ *    code: a hit is the exact value and never carries the purge flag P
+ *    (there is no origin);
  *    "EN P" only for a key that holds a value in the shadow and was in
  *    the index, reported once (the key is then absent); quiet mode hides
  *    the miss either way.
@@ -342,7 +343,11 @@ static char *session(const char *in, size_t n, size_t *outlen)
 static long mg_hits, mg_purged, mg_misses, budget_changes;
 static uint64_t m0;   /* -m of the seed */
 
-/* mg KEY v [q]: the purge flag P against the shadow. */
+/*
+ * mg KEY v [R30] [q]: the purge flag P against the shadow.  R acts only on
+ * a value that is there, as in memcached: on a lost key it is a miss (EN
+ * P), never an empty placeholder that a get would serve.
+ */
 static void op_mg(int k)
 {
 	size_t n, rlen;
@@ -350,8 +355,9 @@ static void op_mg(int k)
 	bool quiet = below(4) == 0, indexed = peek(k) != NULL;
 	bool lost = peek_lost(k) && alive(k);
 	char cmd[64], *r;
-	int len = snprintf(cmd, sizeof(cmd), "mg %.*s v%s\r\n%s", (int)n, key,
-			   quiet ? " q" : "", quiet ? "mn\r\n" : "");
+	int len = snprintf(cmd, sizeof(cmd), "mg %.*s v%s%s\r\n%s", (int)n, key,
+			   below(4) ? "" : " R30", quiet ? " q" : "",
+			   quiet ? "mn\r\n" : "");
 
 	r = session(cmd, (size_t)len, &rlen);
 	if (!strncmp(r, "VA ", 3)) {

@@ -1134,9 +1134,10 @@ static void idle_and_purge(void)
 
 /*
  * The purge flag P: a key lost to a purge is "EN P" once without an
- * origin, then a plain miss; N or R vivify a placeholder whose first
- * caller gets W and P and the others Z and P until a new value is stored;
- * quiet mode hides the miss; an origin's rebuild is a hit with P.
+ * origin, then a plain miss (also with R, as for an evicted key); N
+ * vivifies a placeholder whose first caller gets W and P and the others Z
+ * and P until a new value is stored; quiet mode hides the miss; an
+ * origin's rebuild is a hit with P.
  */
 static void test_meta_purge(void)
 {
@@ -1162,9 +1163,21 @@ static void test_meta_purge(void)
 	CHECK(!strcmp(S("mg p5 N30 v\r\n"), "VA 0 Z P\r\n\r\n"), "second caller waits");
 	CHECK(!strcmp(S("mg p5 N30 s\r\n"), "HD s0 Z P\r\n"), "third caller waits");
 	CHECK(!strcmp(S("ms p5 3 T0\r\nnew\r\nmg p5 v\r\n"), "HD\r\nVA 3\r\nnew\r\n"), "rebuilt: no W, Z or P");
-	/* R on a lost key: the same, keeping the item's TTL and flags */
-	CHECK(!strcmp(S("mg p6 R30 v\r\n"), "VA 0 W P\r\n\r\n"), "R wins a lost key");
-	CHECK(!strcmp(S("mg p6 R30 v\r\n"), "VA 0 Z P\r\n\r\n"), "R waits");
+	/*
+	 * R without N acts only on a value that is there, as in memcached:
+	 * a lost key is a miss, as an evicted one, and no placeholder is
+	 * left that a get would serve as an empty value nobody set (for
+	 * ever, with the lost item's TTL of 0)
+	 */
+	r0 = S("mg p6 R30 v t f\r\n");
+	CHECK(!strcmp(r0, "EN P\r\n"), "R on a lost key: a miss: %s", r0);
+	CHECK(!strcmp(S("get p6\r\n"), "END\r\n"), "no empty placeholder after R: %s", S("get p6\r\n"));
+	CHECK(!strcmp(S("mg p6 R30 v\r\n"), "EN\r\n"), "R: reported once, then a miss");
+	S("set p60 5 0 3\r\nabc\r\n");
+	idle_and_purge();
+	S("mg p60 R30 s\r\nmg p60 R30 Oo k q\r\n");
+	r0 = S("get p60\r\nmg p60 s\r\n");
+	CHECK(!strcmp(r0, "END\r\nEN\r\n"), "R, R q, then get and mg: %s", r0);
 	CHECK(stats.purge_misses >= 5, "purge_misses counted (%llu)", (unsigned long long)stats.purge_misses);
 	/* a rebuild from a synchronous origin is a hit with P */
 	char err[128];
