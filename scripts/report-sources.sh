@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # report-sources.sh - what an experiment report depends on, as hashes, and
 # whether a report is stale.
 #
@@ -24,7 +25,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '6,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 GROUPS_LIST="kernel cached loadgen scenarios harness"
 paths_of() {
@@ -39,9 +40,24 @@ paths_of() {
 # Lines "BLOB PATH" of files in no group's figures: the tests.
 NOT_FIGURES=' (cached|loadgen)/tests/'
 
+# The licence line at a file's top (the first line, or the second after a
+# #! line) is left out of its hash: it changes no figure, and the hashes
+# that reports published before the files had one recorded stay valid.
+SPDX_LINE='^(#|//|/\*) SPDX-License-Identifier: GPL-2\.0-only( \*/)?$'
+SPDX_MARK='SPDX-License-Identifier: GPL-2.0-only'
+
+# without_spdx: stdin without that line, byte for byte otherwise.
+without_spdx() {
+	sed -E -e "1{/^#!/{n;\@$SPDX_LINE@d}}" -e "1{\@$SPDX_LINE@d}"
+}
+
 # group_hash GROUP [COMMIT]: the group's hash in the clone or at COMMIT.
 group_hash() {
-	local g=$1 at=${2:-}
+	local g=$1 at=${2:-} blob f marked
+	# the group's files that have the licence line somewhere
+	# shellcheck disable=SC2046 # paths without spaces
+	marked=$(git -C "$ROOT" grep -l -F "$SPDX_MARK" ${at:+"$at"} -- $(paths_of "$g") |
+		sed "s|^${at:+$at:}||") || true
 	# shellcheck disable=SC2046 # paths without spaces
 	if [ -n "$at" ]; then
 		git -C "$ROOT" ls-tree -r "$at" -- $(paths_of "$g") | awk -F'\t' '{split($1, a, " "); print a[3], $2}'
@@ -49,7 +65,16 @@ group_hash() {
 		git -C "$ROOT" ls-files -- $(paths_of "$g") | while IFS= read -r f; do
 			[ -f "$ROOT/$f" ] && echo "$(git -C "$ROOT" hash-object -- "$f") $f"
 		done
-	fi | { grep -Ev "$NOT_FIGURES" || true; } | sha256sum | cut -c1-16
+	fi | { grep -Ev "$NOT_FIGURES" || true; } | while read -r blob f; do
+		if grep -qxF -- "$f" <<<"$marked"; then
+			blob=$(if [ -n "$at" ]; then
+				git -C "$ROOT" cat-file blob "$blob"
+			else
+				cat "$ROOT/$f"
+			fi | without_spdx | git -C "$ROOT" hash-object --stdin)
+		fi
+		echo "$blob $f"
+	done | sha256sum | cut -c1-16
 }
 
 print_env() {
