@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # bench.sh - the project's benchmarks, each printing its own table:
 #   kernel   the cost of a VOLATILE+NONVOLATILE pair at 1, 1,000 and 100,000
 #            ranges next to a null fadvise, in the guest (volatile_bench at

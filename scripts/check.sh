@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # check.sh - every test the project has, host suites first, then guest suites
 # on the patched kernel and on the debug kernel, in QEMU.
 #

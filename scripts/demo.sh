@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # demo.sh - the pressure experiment of one scenario: every mode, N runs
 # each, one QEMU guest per run and mode, then the report.
 #
@@ -27,7 +28,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 scenario=$ROOT/scripts/scenarios/default.conf
 runs="" out=$BUILD/report kernel=$BUILD/bzImage image=$BUILD/rootfs.img

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # deps.sh - install the Debian packages the project needs, only those missing.
 #
 # usage: scripts/deps.sh

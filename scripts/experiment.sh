@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # experiment.sh - the whole experiment: every scenario of the matrix, each
 # with scripts/demo.sh, then one report of them all in build/report/.
 #
@@ -17,7 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 fresh=0 plan=0 list=()
 while [ $# -gt 0 ]; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # fleet.sh - several appliance guests behind twemproxy (nutcracker) on the
 # host, driven through the proxy, with memory pressure in one guest midway.
 #
@@ -26,7 +27,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/scripts/fleet/common.sh"
 
-usage() { sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 nodes=3 mem=320 duration=150 out=$BUILD/report/fleet pnode=1 rate=300 keys=60000
 near=1 kernel=$BUILD/bzImage image=$BUILD/rootfs.img

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # image-build.sh - the guest's root file system as an ext4 disk image.
 #
 # usage: scripts/image-build.sh [OUTPUT]     (default build/rootfs.img)

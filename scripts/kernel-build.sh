@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-build.sh - configure and build the appliance kernel from build/linux.
 #
 # usage: scripts/kernel-build.sh [normal|debug]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-export.sh - write the commits of build/linux (branch "volatile", on
 # top of tag "base") back to kernel/patches/ as a git format-patch series.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-tree.sh - make build/linux: Debian's linux-source as a git repository
 # with one commit per patch of kernel/patches/, on branch "volatile".
 #

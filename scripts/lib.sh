@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # lib.sh - helpers shared by the scripts: paths, progress lines, failures.
 # Sourced, not run.  Every script that sources it has set -euo pipefail.
 

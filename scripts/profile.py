@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """profile.py - guest kernel instructions per call, by function.
 
 Takes pairs of instruction profiles (RUNDIR/profile.txt of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # publish-report.sh - copy an experiment's report into docs/reports/ with
 # the record of its sources, so that 'make check' can tell when it goes
 # stale.
@@ -21,7 +22,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '6,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 from=$BUILD/report to=$ROOT/docs/reports/experiment allow_stale=0
 while [ $# -gt 0 ]; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # qemu-run.sh - the one QEMU runner: boot a kernel with the appliance image,
 # run a job inside the guest, bring its results and exit status back.
 #
@@ -38,7 +39,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '5,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 kernel=$BUILD/bzImage image=$BUILD/rootfs.img mem=512 cpus=2 cpus_set=0 nodes=2 timeout=600
 name=run rundir="" script="" swap=0 hostfwd="" append="" interactive=0 quiet=0 icount=0 profile=0

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """report.py - the pressure experiment's report, from the guests' run folders.
 
 usage: scripts/report.py --runs-dir DIR [--runs-dir DIR ...] --out DIR
@@ -340,6 +341,11 @@ class Scenario:
 
 # ---- figures -----------------------------------------------------------
 
+# The gnuplot files are published with the report (plot-data/): they state
+# their licence as every source file of the project does.
+GP_SPDX = "# SPDX-License-Identifier: GPL-2.0-only\n"
+
+
 class Plotter:
     def __init__(self, out):
         self.out = out
@@ -360,10 +366,10 @@ class Plotter:
         gp = os.path.join(self.ddir, name + ".gp")
         bp = os.path.join(self.ddir, name + ".body.gp")
         with open(bp, "w") as f:
-            f.write("reset\n" + body + "\n")
+            f.write(GP_SPDX + "reset\n" + body + "\n")
         svg, png = os.path.join(self.out, name + ".svg"), os.path.join(self.out, name + ".png")
         with open(gp, "w") as f:
-            f.write("set terminal svg size %d,%d dynamic noenhanced font 'sans,11' background '#ffffff'\n"
+            f.write(GP_SPDX + "set terminal svg size %d,%d dynamic noenhanced font 'sans,11' background '#ffffff'\n"
                     "set output '%s'\nload '%s'\nunset output\n"
                     "set terminal pngcairo size %d,%d noenhanced font 'sans,10' background '#ffffff'\n"
                     "set output '%s'\nload '%s'\nunset output\n" % (w, h, gq(svg), gq(bp), w, h, gq(png), gq(bp)))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """reportlib.py - what the experiment's report and the fleet's report share.
 
 scripts/report.py (make demo) and scripts/fleet/report.py (make fleet) both

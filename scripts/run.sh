@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # run.sh - the appliance by hand ('make run'): boot the guest with a shell on
 # this terminal, cached started in volatile mode, its port forwarded to a
 # host port that is printed.  Drive it from the host (loadgen, memcaslap,
@@ -16,7 +17,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-usage() { sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '9,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 port=${PORT:-11311} mem=512 cpus=2 cache=256 idle=10 mode=volatile
 origin="size=4000,cost=2000,seed=7" image=$BUILD/rootfs.img kernel=$BUILD/bzImage
 while [ $# -gt 0 ]; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-demo.sh - the short pressure experiment, as a test: one run of every
 # mode of scripts/scenarios/check.conf (small sizes, about five minutes
 # under TCG), into build/check/demo-report, then checks on the report: its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-fleet.sh - host tests of the fleet: three cached daemons behind
 # nutcracker (twemproxy) on loopback, and a near cache in front of them.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-runner.sh - tests of scripts/qemu-run.sh itself, on build/bzImage:
 # exit status and result files come back, a hung guest is killed and
 # reported, a kernel warning fails a run whose job passed, user-space

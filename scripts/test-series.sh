@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-series.sh - the form of the patch series in kernel/patches/, as a
 # reviewer would check it before reading: scripts/checkpatch.pl --strict
 # of the kernel tree reports nothing on any patch; every patch is numbered

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # test-steps.sh - every patch of the series builds and boots on its own, as
 # a bisecting reviewer needs.  For each step k (base + patches 1..k):
 #

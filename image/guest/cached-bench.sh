@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # cached-bench.sh - in the guest, on the kernel with volatile ranges:
 # cached --mode volatile against --mode pinned with everything hot, the
 # same load tool, threads and memory, interleaved over rounds.  On a kernel

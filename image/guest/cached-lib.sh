@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # cached-lib.sh - what the guest jobs that test cached share: the
 # pass/fail helpers of tap.sh (ok, not_ok, skip, check, check_totals) and
 # talking to the daemon under test (mc, mstat, alive, wait_up, verify_all).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # cached-memcg.sh - guest test of cached inside a memory cgroup.
 #
 # Runs as root in the QEMU guest (busybox applets, /usr/bin/cached,

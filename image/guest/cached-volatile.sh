@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # cached-volatile.sh - guest test of cached on the kernel with volatile ranges.
 #
 # Runs as root in the QEMU guest (busybox applets, /usr/bin/cached,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # experiment-shell.sh - the job of 'make run' (scripts/run.sh): start cached
 # in volatile mode on all addresses of the guest, so that the host reaches it
 # through QEMU's port forward, then leave the user at the guest's shell.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # experiment.sh - guest job of the pressure experiment: one mode, one run.
 #
 # The host (scripts/demo.sh) puts into the job folder the scenario (a file

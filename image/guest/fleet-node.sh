@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # fleet-node.sh - the guest job of one fleet node (scripts/fleet.sh).
 #
 # Runs cached on 0.0.0.0:11211 (the host reaches it through its forwarded

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-stress.sh - guest job: volatile_stress for a fixed time, with forced
 # purges, tmpfs mounts and unmounts, and a memory-pressure child.  Run
 # time: the first argument, else

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # kernel-tests.sh - guest job: the volatile ranges selftests, then the
 # benchmark.  Prints one TAP line per test (tap.sh, the helper of every
 # test script) and, at the end, "N passed, N failed, N skipped".  Exit 0

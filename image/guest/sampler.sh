@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # sampler.sh - the one in-guest sampler: the kernel's memory figures and
 # the daemon's counters, one CSV row per interval, on the guest's clock.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 # tap.sh - the one pass/fail helper of every test script: the host's
 # (scripts/lib.sh sources it, and loadgen's and cached's test scripts do)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # volatile-bench.sh - the kernel benchmark of `make bench`, in the guest:
 # volatile_bench twice on the same boot.  First the default workload, pairs
 # at 4096 random offsets over the file, so that at 100,000 ranges every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash
 # common.sh - helpers shared by scripts/fleet.sh and scripts/test-fleet.sh:
 # free loopback ports, the nutcracker configuration, the proxy's and the

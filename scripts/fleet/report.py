@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """report.py - the fleet section of the report, from one scripts/fleet.sh run.
 
 usage: scripts/fleet/report.py --dir DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 reset
 set multiplot layout 1,2 title 'cycles: latency from the intended send time, all runs merged'
 set grid lc rgb '#dddddd'

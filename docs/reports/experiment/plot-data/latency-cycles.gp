@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 set terminal svg size 1000,420 dynamic noenhanced font 'sans,11' background '#ffffff'
 set output '/work/exp/build/report/latency-cycles.svg'
 load '/work/exp/build/report/plot-data/latency-cycles.body.gp'

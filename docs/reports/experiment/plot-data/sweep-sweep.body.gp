@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 reset
 set title 'sweep: hit rate against the pressure (mean and 95% interval)'
 set grid lc rgb '#dddddd'

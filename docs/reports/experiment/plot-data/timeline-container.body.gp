@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 reset
 set multiplot layout 8,1 margins screen 0.11, 0.97, 0.075, 0.965 spacing screen 0, 0.006 title 'container: the modes on one time axis (mean of the runs; grey: a stressor runs)'
 set xrange [-21:40]

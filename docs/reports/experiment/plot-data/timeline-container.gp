@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 set terminal svg size 900,1440 dynamic noenhanced font 'sans,11' background '#ffffff'
 set output '/work/exp/build/report/timeline-container.svg'
 load '/work/exp/build/report/plot-data/timeline-container.body.gp'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 reset
 set multiplot layout 1,2 margins screen 0.08, 0.98, 0.24, 0.9 spacing screen 0.09 title 'sweep/s220-i8: what each mode costs whom (mean and 95% interval over the runs)'
 set grid lc rgb '#dddddd'

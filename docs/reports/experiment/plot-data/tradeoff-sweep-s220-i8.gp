@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 set terminal svg size 1000,460 dynamic noenhanced font 'sans,11' background '#ffffff'
 set output '/work/exp/build/report/tradeoff-sweep-s220-i8.svg'
 load '/work/exp/build/report/plot-data/tradeoff-sweep-s220-i8.body.gp'
