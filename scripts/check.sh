@@ -140,6 +140,8 @@ say "host suites"
 host_suite cached make -C "$ROOT/cached" check
 host_suite loadgen make -C "$ROOT/loadgen" check
 host_suite fleet "$ROOT/scripts/test-fleet.sh"
+host_suite docs "$ROOT/scripts/check-docs.py"
+host_suite docs-checker "$ROOT/scripts/test-check-docs.sh"
 
 # lane_job NAME: one job of the guest lanes: a suite, and the KUnit results
 # read from its run directory.
