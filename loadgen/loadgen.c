@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
 	struct tally *total, *ivl, *prog, *snap;
-	int tty, interrupted, status = 0;
+	int tty, end = END_NORMAL, status = 0;
 	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end = 0;
 	double cpu0, secs, cpu;
 
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 		 * batch; the final line below covers that, so no tick here
 		 * (it could otherwise repeat the last line's time).
 		 */
-		if (cfg.duration > 0 && now >= t0 + (int64_t)(cfg.duration * 1e9)) {
+		if (cfg.run_limit > 0 && now >= t0 + (int64_t)(cfg.run_limit * 1e9)) {
 			sleep_ns(1000000LL);
 			continue;
 		}
@@ -249,8 +249,14 @@ int main(int argc, char **argv)
 			t_end = threads[i].t_end;
 	}
 	cpu = cpu_seconds() - cpu0;
-	interrupted = atomic_load(&g_stop);
-	if (interrupted || t_end < t0)
+	if (atomic_load(&g_conn_timed_out))
+		end = END_CONNECT_TIMEOUT;
+	else if (atomic_load(&g_stop))
+		end = END_INTERRUPTED;
+	for (int i = 0; i < cfg.threads && end == END_NORMAL; i++)
+		if (threads[i].timed_out)
+			end = END_TIMEOUT;
+	if (atomic_load(&g_stop) || t_end < t0)
 		t_end = now_ns();
 	collect(snap);
 	tally_add(total, snap);
@@ -275,16 +281,30 @@ int main(int argc, char **argv)
 	/* with --interval, stdout carries nothing but the JSON lines */
 	if (!cfg.quiet)
 		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, total,
-			      interrupted);
+			      end);
 	if (cfg.json)
-		write_json(cfg.json, secs, cpu, total, interrupted);
+		write_json(cfg.json, secs, cpu, total, end);
+	/* every condition that applies is named; the status is the lowest */
 	if (total->all.verify_errors) {
 		fprintf(stderr, "loadgen: %llu values failed verification\n",
 			(unsigned long long)total->all.verify_errors);
-		status = 1;
-	} else if (!total->all.ops) {
+		status = EX_VERIFY;
+	}
+	if (!total->all.ops) {
 		fprintf(stderr, "loadgen: no request completed\n");
-		status = 2;
+		status = status ? status : EX_NONE;
+	}
+	if (total->all.errors) {
+		fprintf(stderr, "loadgen: %llu requests failed\n",
+			(unsigned long long)total->all.errors);
+		status = status ? status : EX_FAILED;
+	}
+	if (end == END_TIMEOUT) {
+		fprintf(stderr, "loadgen: timed out after %g s with %llu of %llu requests answered (--timeout)\n",
+			cfg.timeout,
+			(unsigned long long)(total->all.ops + total->all.errors),
+			(unsigned long long)cfg.ops);
+		status = status ? status : EX_TIMEOUT;
 	}
 	free(snap);
 	free(prog);

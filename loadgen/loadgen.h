@@ -23,6 +23,11 @@
 #include "proto.h"
 #include "zipf.h"
 
+/* Exit status (the lowest that applies; see --help) */
+#define EX_VERIFY 1		/* values failed verification, or fatal */
+#define EX_NONE 2		/* no request completed */
+#define EX_FAILED 3		/* requests failed */
+#define EX_TIMEOUT 4		/* --timeout ended an --ops run */
 #define EX_USAGE 64
 #define MAX_MULTIGET 100
 #define MAX_KEY 250
@@ -76,6 +81,9 @@ struct config {
 	int quiet;
 	uint64_t seed;
 	double connect_timeout;
+	double timeout;		/* --timeout: bound of an --ops run, 0 = none */
+	double run_limit;	/* the run's length: --duration or --timeout */
+	int limit_is_timeout;	/* run_limit comes from --timeout */
 };
 
 extern struct config cfg;
@@ -156,6 +164,7 @@ struct thread {
 	uint64_t wu_next, wu_end;
 	int64_t t_stop;		/* the end of the measured run (--duration) */
 	int64_t t_end;		/* when this thread stopped */
+	int timed_out;		/* --timeout ended it with requests left */
 	pthread_mutex_t lock;	/* guards tally against the reporter */
 	struct tally *tally;
 	struct tally *spare;	/* empty; the reporter's, swapped in by collect */
@@ -172,6 +181,10 @@ extern atomic_int g_proto_logged;
 extern atomic_int g_server_logged;
 extern atomic_int g_conn_logged;
 extern atomic_int g_connected;	/* some connection was established */
+extern atomic_int g_conn_timed_out;	/* --connect-timeout ended the run */
+
+/* How the run ended, for the summary and the JSON file. */
+enum { END_NORMAL, END_INTERRUPTED, END_CONNECT_TIMEOUT, END_TIMEOUT };
 
 /* loadgen.c: helpers for every part */
 int64_t now_ns(void);
@@ -220,9 +233,9 @@ const char *op_name(int op);
 void print_interval_json(double t, double secs, const struct tally *a);
 void print_progress(double t, double secs, const struct tally *a);
 void write_json(const char *path, double secs, double cpu,
-		const struct tally *a, int interrupted);
+		const struct tally *a, int end);
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
-		   int interrupted);
+		   int end);
 /* HdrHistogram interval log (--hdr-log) */
 void hdr_log_open(const char *path);
 void hdr_log_interval(double start, double secs, const struct tally *a);

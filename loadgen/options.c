@@ -76,6 +76,9 @@ static const char usage_text[] =
 "      --connect-timeout S  give up when no connection has succeeded after\n"
 "                         S seconds (10; 0 = keep retrying for ever).  Once\n"
 "                         one has, failures are always retried\n"
+"      --timeout S        with --ops: end the run after S seconds even if\n"
+"                         not every request has been answered (60; 0 = wait\n"
+"                         for ever); it is then reported as timed out\n"
 "Output:\n"
 "  -i, --interval S       print one JSON line per S seconds on stdout; the\n"
 "                         summary then goes to stderr\n"
@@ -89,7 +92,8 @@ static const char usage_text[] =
 "A progress line is shown on stderr when it is a terminal.  Ctrl-C stops\n"
 "the run and prints the summary of what ran.\n"
 "Exit status: 0 ok, 1 verify errors (or a fatal error), 2 no request\n"
-"completed, 64 bad arguments.\n";
+"completed, 3 requests failed (error replies, lost connections), 4 an --ops\n"
+"run timed out (--timeout), 64 bad arguments; the lowest that applies.\n";
 
 static uint64_t parse_uint(const char *opt, const char *s, uint64_t min,
 			   uint64_t max)
@@ -219,7 +223,7 @@ static void parse_server(const char *s)
 enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
-	O_HDR_LOG, O_PIN, O_SCHED_BATCH,
+	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -250,6 +254,7 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, 'V' },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "connect-timeout", required_argument, NULL, O_CONNECT_TIMEOUT },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -274,6 +279,7 @@ void parse_args(int argc, char **argv)
 	cfg.multiget_min = 1;
 	cfg.seed = 1;
 	cfg.connect_timeout = 10;
+	cfg.timeout = 60;
 	gen_defaults(&cfg.gen);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qh",
@@ -402,6 +408,9 @@ void parse_args(int argc, char **argv)
 		case O_CONNECT_TIMEOUT:
 			cfg.connect_timeout = parse_double("--connect-timeout", optarg, 0, 1e7);
 			break;
+		case O_TIMEOUT:
+			cfg.timeout = parse_double("--timeout", optarg, 0, 1e7);
+			break;
 		case 'i':
 			cfg.interval = parse_double("--interval", optarg, 0.01, 1e6);
 			break;
@@ -429,6 +438,16 @@ void parse_args(int argc, char **argv)
 		cfg.duration = 10;
 	if (!have_duration && cfg.ops)
 		cfg.duration = 0;
+	/*
+	 * An --ops run against a server that stops answering would wait for
+	 * ever: --timeout bounds it (with --duration too, whichever is first).
+	 */
+	cfg.run_limit = cfg.duration;
+	if (cfg.ops && cfg.timeout > 0 &&
+	    (cfg.run_limit <= 0 || cfg.timeout < cfg.run_limit)) {
+		cfg.run_limit = cfg.timeout;
+		cfg.limit_is_timeout = 1;
+	}
 	cfg.prefixlen = strlen(cfg.prefix);
 	cfg.get_ratio = cfg.mix[OP_GET];
 	perm_init(&cfg.perm, cfg.keys, cfg.seed ^ 0x5eed5c7a3b1eULL);

@@ -158,11 +158,13 @@ static void json_config(FILE *f)
 	fputs("{\"server\":", f);
 	json_str(f, cfg.server);
 	fprintf(f, ",\"threads\":%d,\"conns\":%d,\"pipeline\":%d,\"rate\":%.1f,"
-		"\"arrivals\":\"%s\",\"duration\":%.3f,\"ops\":%llu,\"keys\":%llu,"
+		"\"arrivals\":\"%s\",\"duration\":%.3f,\"ops\":%llu,"
+		"\"timeout\":%.3f,\"connect_timeout\":%.3f,\"keys\":%llu,"
 		"\"key_prefix\":",
 		cfg.threads, cfg.conns, cfg.pipeline, cfg.rate,
 		cfg.arrivals == ARRIVE_POISSON ? "poisson" : "constant",
-		cfg.duration, (unsigned long long)cfg.ops,
+		cfg.duration, (unsigned long long)cfg.ops, cfg.timeout,
+		cfg.connect_timeout,
 		(unsigned long long)cfg.keys);
 	json_str(f, cfg.prefix);
 	fprintf(f, ",\"key_size\":[%d,%d],\"dist\":\"%s\",\"zipf_s\":%.4f,"
@@ -185,7 +187,7 @@ static void json_config(FILE *f)
 }
 
 void write_json(const char *path, double secs, double cpu,
-		const struct tally *a, int interrupted)
+		const struct tally *a, int end)
 {
 	const struct stats *s = &a->all;
 	struct hist *h;
@@ -199,7 +201,7 @@ void write_json(const char *path, double secs, double cpu,
 	tally_merged(a, h);
 	fputs("{\"config\":", f);
 	json_config(f);
-	fprintf(f, ",\"interrupted\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
+	fprintf(f, ",\"interrupted\":%s,\"timeout\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
 		"\"ops_per_s\":%.1f,\"gets\":%llu,\"sets\":%llu,\"deletes\":%llu,"
 		"\"touches\":%llu,\"hits\":%llu,\"misses\":%llu,\"hit_ratio\":%.4f,"
 		"\"misses_purged\":%llu,\"misses_never_cached\":%llu,"
@@ -207,7 +209,10 @@ void write_json(const char *path, double secs, double cpu,
 		"\"conn_errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,\"p90_us\":%.1f,"
 		"\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
 		"\"mean_us\":%.1f,\"cpu_s\":%.3f,\"cpu_ms_per_1000\":%.4f,",
-		interrupted ? "true" : "false", secs, (unsigned long long)s->ops,
+		end == END_INTERRUPTED ? "true" : "false",
+		end == END_CONNECT_TIMEOUT ? "\"connect\"" :
+		end == END_TIMEOUT ? "\"run\"" : "null",
+		secs, (unsigned long long)s->ops,
 		secs > 0 ? (double)s->ops / secs : 0,
 		(unsigned long long)s->gets, (unsigned long long)s->sets,
 		(unsigned long long)s->deletes, (unsigned long long)s->touches,
@@ -245,7 +250,7 @@ static void print_latency(FILE *f, const char *label, const struct hist *h)
 }
 
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
-		   int interrupted)
+		   int end)
 {
 	const struct stats *s = &a->all;
 	struct hist *h = xcalloc(1, sizeof(*h));
@@ -257,7 +262,17 @@ void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 	if (cfg.rate > 0)
 		fprintf(f, "rate        %.1f ops/s offered%s\n", cfg.rate,
 			cfg.arrivals == ARRIVE_POISSON ? " (Poisson arrivals)" : "");
-	fprintf(f, "duration    %.3f s%s\n", secs, interrupted ? "  (interrupted)" : "");
+	fprintf(f, "duration    %.3f s", secs);
+	if (end == END_INTERRUPTED)
+		fputs("  (interrupted)", f);
+	else if (end == END_CONNECT_TIMEOUT)
+		fprintf(f, "  (timed out: no connection within %g s)",
+			cfg.connect_timeout);
+	else if (end == END_TIMEOUT)
+		fprintf(f, "  (timed out: --timeout %g s, %llu of %llu requests answered)",
+			cfg.timeout, (unsigned long long)(s->ops + s->errors),
+			(unsigned long long)cfg.ops);
+	fputc('\n', f);
 	fprintf(f, "ops         %llu  (%.1f ops/s)  gets %llu  sets %llu",
 	       (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
 	       (unsigned long long)s->gets, (unsigned long long)s->sets);

@@ -38,6 +38,7 @@ atomic_int g_proto_logged;
 atomic_int g_server_logged;
 atomic_int g_conn_logged;
 atomic_int g_connected;	/* some connection was established */
+atomic_int g_conn_timed_out;
 
 /* ---------------------------------------------------------------- thread */
 
@@ -132,13 +133,16 @@ void *thread_main(void *arg)
 			t->phase = PH_WAIT;
 		if (t->phase == PH_WAIT && atomic_load(&g_phase) == PH_RUN) {
 			thread_start_run(t);
-			if (cfg.duration > 0)
+			if (cfg.run_limit > 0)
 				t->t_stop = atomic_load(&g_t0) +
-					 (int64_t)(cfg.duration * 1e9);
+					 (int64_t)(cfg.run_limit * 1e9);
 		}
 		if (t->phase == PH_RUN) {
 			if (now >= t->t_stop) {
 				t->t_end = t->t_stop;
+				/* --ops not done: --timeout gave up on it */
+				t->timed_out = cfg.limit_is_timeout &&
+					       (t->quota || t->outstanding);
 				pthread_mutex_unlock(&t->lock);
 				break;
 			}
@@ -384,6 +388,7 @@ void check_connect_timeout(int64_t now)
 		return;
 	fprintf(stderr, "loadgen: no connection to %s within %g s, giving up\n",
 		cfg.server, cfg.connect_timeout);
+	atomic_store(&g_conn_timed_out, 1);
 	atomic_store(&g_stop, 1);
 }
 
@@ -431,6 +436,7 @@ void do_warmup(int tty)
 			(unsigned long long)atomic_load(&g_warm_done),
 			(double)(now_ns() - start) / 1e9,
 			(unsigned long long)a->all.errors,
+			atomic_load(&g_conn_timed_out) ? " (timed out: no connection)" :
 			atomic_load(&g_stop) ? " (interrupted)" : "");
 	free(a);
 }

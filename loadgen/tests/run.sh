@@ -122,7 +122,7 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--mix get=1,put=1" "--mix get=0" "--mix get" "--multiget 5-2" "--key-size 0" \
 	"--key-size 10-251" "--arrivals random" "--warmup-order sideways" \
 	"--server nocolon" "--get-ratio 2" "--ratio 1" "--multiget 101" "stray" \
-	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999"; do
+	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999" "--timeout -1"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -163,6 +163,9 @@ else
 	st=$?
 	rc=0
 	[ "$st" = 0 ] && [ "$(jget "$TMP/n.json" ops)" = 5000 ] || rc=1
+	# --ops runs are bounded by --timeout, 60 s unless given
+	python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["config"]["timeout"] != 60)' \
+		"$TMP/n.json" || rc=1
 	result ops_count_exact $rc "exit $st, ops $(jget "$TMP/n.json" ops)"
 
 	# --pin: load thread i runs on the i-th CPU the process may use
@@ -461,7 +464,7 @@ start_fake --garbage
 $LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 500 --json "$TMP/g.json" > "$TMP/out" 2> "$TMP/err"
 st=$?
 rc=0
-[ "$st" = 0 ] || rc=1
+[ "$st" = 3 ] || rc=1	# the request answered with garbage failed
 [ "$(jget "$TMP/g.json" errors)" -ge 1 ] 2>/dev/null || rc=1
 [ "$(jget "$TMP/g.json" ops)" -gt 100 ] 2>/dev/null || rc=1
 [ "$(grep -c 'malformed reply: "HELLO THERE"' "$TMP/err")" = 1 ] || rc=1
@@ -472,7 +475,10 @@ start_fake --drop 50
 $LG -s 127.0.0.1:$FS_PORT -c 2 -d 1 -k 500 --json "$TMP/d.json" > "$TMP/out" 2> "$TMP/err"
 st=$?
 rc=0
-[ "$st" = 0 ] || rc=1
+# a request written as the server closes is lost: exit status 3, if any was
+want=0
+[ "$(jget "$TMP/d.json" errors)" -gt 0 ] 2>/dev/null && want=3
+[ "$st" = "$want" ] || rc=1
 [ "$(jget "$TMP/d.json" conn_errors)" -ge 2 ] 2>/dev/null || rc=1
 [ "$(jget "$TMP/d.json" ops)" -gt 100 ] 2>/dev/null || rc=1
 result dropped_connections_retried $rc "exit $st"
@@ -570,6 +576,7 @@ result reset_after_stall_in_tail $rc "$(grep -E '^(ops|errors|latency)' "$TMP/ou
 start_fake --errors 4 --delay 0.1
 $LG -s 127.0.0.1:$FS_PORT -c 10 -p 4 -d 1.5 -k 500 --mix get=6,set=2,delete=1,touch=1 \
 	--json "$TMP/er.json" > "$TMP/out" 2> "$TMP/err"
+er_st=$?
 stop "$FS_PID"
 python3 - "$TMP/er.json" <<'PY'
 import json, sys
@@ -588,6 +595,38 @@ PY
 rc=$?
 grep -q 'loadgen: \(set not stored\|error reply\): "' "$TMP/err" || rc=1
 result error_replies_in_histogram $rc "$(grep -E '^(ops|errors|latency)' "$TMP/out" | tr '\n' ' ')"
+
+# Failed requests make the exit status 3 (it was 0), and say so on stderr.
+rc=0
+[ "$er_st" = 3 ] || rc=1
+grep -q '^loadgen: [0-9]* requests failed' "$TMP/err" || rc=1
+result failed_requests_exit_3 $rc "exit $er_st; $(tail -1 "$TMP/err")"
+
+# --ops against a server that stops answering: the run ends after
+# --timeout seconds (it waited for ever), reports the wait of the requests
+# in flight as unfinished, says it timed out and exits with status 4.
+start_fake --stall 6 --stall-at 0.3
+start=$(date +%s)
+$LG -s 127.0.0.1:$FS_PORT -c 2 -n 1000000 -k 500 --timeout 2 --json "$TMP/to.json" \
+	> "$TMP/out" 2> "$TMP/err"
+st=$?
+took=$(( $(date +%s) - start ))
+kill -9 "$FS_PID" 2>/dev/null	# asleep in its stall, it would not see a TERM
+wait "$FS_PID" 2>/dev/null
+python3 - "$TMP/to.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["timeout"] == "run" and d["interrupted"] is False, (d["timeout"], d["interrupted"])
+assert d["config"]["timeout"] == 2, d["config"]
+assert 0 < d["ops"] < 1000000 and d["unfinished"] == 2, (d["ops"], d["unfinished"])
+assert 1.9 <= d["duration_s"] < 3, d["duration_s"]
+assert d["max_us"] > 0.9e6, d["max_us"]      # the stall, up to the timeout
+PY
+rc=$?
+[ "$st" = 4 ] && [ "$took" -le 6 ] || rc=1
+grep -q '^duration .*(timed out' "$TMP/out" || rc=1
+grep -q '(interrupted)' "$TMP/out" && rc=1
+result ops_timeout_ends_stalled_run $rc "exit $st after $took s; $(grep -E '^(duration|ops|unfinished)' "$TMP/out" | tr '\n' ' ')"
 
 # Meta gets against a server that reports purges: "EN P" replies are the
 # purged misses, "VA .. P" the values rebuilt after a purge, exactly.
@@ -687,12 +726,15 @@ result scrambled_zipf_and_random_warmup_order $rc "exit $st"
 
 # the sanitizer build against dropped connections, garbage and a stall
 rc=0
+# (requests lost to the drops and the garbage make the exit status 3)
 start_fake --drop 30 --purge 5 --rebuild 3
 $ASAN -s 127.0.0.1:$FS_PORT -c 3 -p 4 -d 1 -k 300 --meta -m 1-3 --verify \
-	--mix get=6,set=2,delete=1,touch=1 -q 2> "$TMP/as.err" || rc=1
+	--mix get=6,set=2,delete=1,touch=1 -q 2> "$TMP/as.err"
+case $? in 0|3) ;; *) rc=1 ;; esac
 stop "$FS_PID"
 start_fake --garbage
-$ASAN -s 127.0.0.1:$FS_PORT -c 2 -d 0.5 -k 300 -m 2 -q 2>> "$TMP/as.err" || rc=1
+$ASAN -s 127.0.0.1:$FS_PORT -c 2 -d 0.5 -k 300 -m 2 -q 2>> "$TMP/as.err"
+[ $? = 3 ] || rc=1
 stop "$FS_PID"
 start_fake --stall 3 --stall-at 0.5
 $ASAN -s 127.0.0.1:$FS_PORT -c 2 -p 2 -d 1.5 -r 400 --arrivals poisson -k 300 -q \
@@ -711,13 +753,18 @@ rc=0
 [ "$(grep -c 'Connection refused' "$TMP/err")" = 1 ] || rc=1
 result refused_connection_counted $rc "exit $st"
 
-# with --ops and no server at all, --connect-timeout ends the run
+# with --ops and no server at all, --connect-timeout ends the run, and the
+# summary says it timed out (it said "(interrupted)", as for a Ctrl-C)
 start=$(date +%s)
-$LG -s 127.0.0.1:$PORT -n 10 --connect-timeout 1 > "$TMP/out" 2> "$TMP/err"
+$LG -s 127.0.0.1:$PORT -n 10 --connect-timeout 1 --json "$TMP/ct.json" > "$TMP/out" 2> "$TMP/err"
 st=$?
 rc=0
 [ "$st" = 2 ] && [ $(( $(date +%s) - start )) -le 4 ] || rc=1
 grep -q 'giving up' "$TMP/err" || rc=1
+grep -q '^duration .*(timed out: no connection within 1 s)' "$TMP/out" || rc=1
+grep -q '(interrupted)' "$TMP/out" && rc=1
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["timeout"] == "connect" and d["interrupted"] is False))' \
+	"$TMP/ct.json" || rc=1
 result connect_timeout_gives_up $rc "exit $st"
 
 # ---------------------------------------------------------------- cached
