@@ -1,5 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The appliance's interface: every target here is a command a user runs.
-# Each depends on 'deps', so a fresh Debian 12 machine needs nothing else.
+# Each depends on 'deps', which installs with apt-get the Debian packages
+# the project needs.  A fresh Debian 12 machine has neither make nor git
+# (to clone): apt-get update && apt-get install -y make git, then make.
 # The work is done by scripts/; this file only names it.
 
 .PHONY: all deps kernel-tree kernel kernel-debug kernel-export kernel-steps image \
