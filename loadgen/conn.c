@@ -131,12 +131,11 @@ static void out_reserve(struct conn *c, size_t n)
 
 static uint64_t pick_key(struct thread *t)
 {
-	uint64_t k;
-
 	if (!cfg.zipf)
 		return rng_below(&t->rng, cfg.keys);
-	k = zipf_sample(&t->zipf, &t->rng) - 1;
-	return cfg.scramble ? perm_map(&cfg.perm, k) : k;
+	if (cfg.scramble)
+		return ycsb_zipf_sample(&t->yzipf, &t->rng);
+	return zipf_sample(&t->zipf, &t->rng) - 1;
 }
 
 /* "set KEY 0 0 LEN\r\nVALUE\r\n" */

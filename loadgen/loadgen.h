@@ -58,8 +58,7 @@ struct config {
 	size_t prefixlen;
 	int zipf;
 	double zipf_s;
-	int scramble;		/* key ranks hashed to key indexes */
-	struct perm perm;
+	int scramble;		/* YCSB's scrambled Zipfian */
 	double get_ratio;	/* the share of gets in the mix */
 	double mix[OP_COUNT];	/* shares of the commands, sum 1 */
 	const char *gen_str;
@@ -157,6 +156,7 @@ struct thread {
 	int nconns;
 	struct rng rng;
 	struct zipf zipf;
+	struct ycsb_zipf yzipf;	/* --scramble */
 	int64_t interval_ns;	/* open loop: per connection */
 	uint64_t quota;		/* requests left to issue, UINT64_MAX = no limit */
 	uint64_t outstanding;

@@ -47,8 +47,9 @@ static const char usage_text[] =
 "      --key-prefix P     key prefix (\"key:\")\n"
 "      --dist D           key popularity: uniform or zipf:S, S > 0 (uniform);\n"
 "                         with zipf, PREFIX0 is the most popular key\n"
-"      --scramble         with zipf: spread the ranks over the key space by a\n"
-"                         keyed permutation, so hot keys are not neighbours\n"
+"      --scramble         with zipf: YCSB's scrambled Zipfian: a Zipf value\n"
+"                         over 10^10 items, FNV-hashed modulo the key count,\n"
+"                         so hot keys are not neighbours\n"
 "      --key-size N|MIN-MAX  key length in bytes (up to 250): each key is\n"
 "                         padded with -xxx to a length drawn from its index\n"
 "Commands:\n"
@@ -450,7 +451,6 @@ void parse_args(int argc, char **argv)
 	}
 	cfg.prefixlen = strlen(cfg.prefix);
 	cfg.get_ratio = cfg.mix[OP_GET];
-	perm_init(&cfg.perm, cfg.keys, cfg.seed ^ 0x5eed5c7a3b1eULL);
 	perm_init(&cfg.wu_perm, cfg.keys, cfg.seed ^ 0x3a7e0fd3c19bULL);
 	parse_server(cfg.server);
 }

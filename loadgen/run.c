@@ -246,7 +246,9 @@ void thread_init(struct thread *t, int id)
 		die("eventfd: %s", strerror(errno));
 	t->timer_armed = INT64_MAX;
 	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1);
-	if (cfg.zipf)
+	if (cfg.zipf && cfg.scramble)
+		ycsb_zipf_init(&t->yzipf, cfg.keys, cfg.zipf_s);
+	else if (cfg.zipf)
 		zipf_init(&t->zipf, cfg.keys, cfg.zipf_s);
 	if (cfg.rate > 0)
 		t->interval_ns = (int64_t)(1e9 * cfg.threads * cfg.conns / cfg.rate);

@@ -1,5 +1,6 @@
 /*
- * zipf.c - xoshiro256** and the rejection-inversion Zipf sampler.
+ * zipf.c - xoshiro256**, the rejection-inversion Zipf sampler, YCSB's
+ * scrambled Zipfian generator and the keyed permutation.
  */
 #include "zipf.h"
 
@@ -117,6 +118,89 @@ uint64_t zipf_sample(const struct zipf *z, struct rng *r)
 		if (kd - x <= z->cut || u >= zh_integral(z, kd + 0.5) - zh(z, kd))
 			return k;
 	}
+}
+
+/*
+ * sum of k^-s for k = 1..n: the first terms summed, the rest by
+ * Euler-Maclaurin (the integral, the end corrections and two derivative
+ * terms), which is exact to about 1e-14 from m = 100 on.
+ */
+double zeta_sum(uint64_t n, double s)
+{
+	const uint64_t m = 100;
+	double sum = 0, a, b, la, lb, d1a, d1b, d3a, d3b;
+
+	for (uint64_t k = 1; k <= n && k < m; k++)
+		sum += pow((double)k, -s);
+	if (n < m)
+		return sum;
+	a = (double)m;
+	b = (double)n;
+	la = log(a);
+	lb = log(b);
+	/* integral of x^-s from a to b, continuous at s = 1 */
+	sum += exp((1 - s) * la) * helper2((1 - s) * (lb - la)) * (lb - la);
+	sum += (pow(a, -s) + pow(b, -s)) / 2;
+	d1a = -s * pow(a, -s - 1);
+	d1b = -s * pow(b, -s - 1);
+	d3a = -s * (s + 1) * (s + 2) * pow(a, -s - 3);
+	d3b = -s * (s + 1) * (s + 2) * pow(b, -s - 3);
+	sum += (d1b - d1a) / 12 - (d3b - d3a) / 720;
+	return sum;
+}
+
+void ycsb_zipf_init(struct ycsb_zipf *z, uint64_t n, double s)
+{
+	double zeta2;
+
+	z->n = n;
+	z->items = (double)(YCSB_ITEM_COUNT + 1);
+	z->theta = s;
+	z->zetan = s == 0.99 ? YCSB_ZETAN : zeta_sum(YCSB_ITEM_COUNT + 1, s);
+	zeta2 = 1 + pow(0.5, s);
+	z->half_pow = pow(0.5, s);
+	z->alpha = 1.0 / (1.0 - s);
+	z->eta = (1 - pow(2.0 / z->items, 1 - s)) / (1 - zeta2 / z->zetan);
+	/* s = 1: (1 + eta (u - 1))^alpha tends to exp(ln(items/2) (u - 1) / d) */
+	z->log_half_items = log(z->items / 2) / (1 - zeta2 / z->zetan);
+}
+
+uint64_t ycsb_zipf_value(const struct ycsb_zipf *z, struct rng *r)
+{
+	double u = rng_double(r), uz = u * z->zetan, v;
+
+	if (uz < 1.0)
+		return 0;
+	if (uz < 1.0 + z->half_pow)
+		return 1;
+	if (fabs(1 - z->theta) < 1e-9)
+		v = z->items * exp(z->log_half_items * (u - 1));
+	else
+		v = z->items * pow(z->eta * u - z->eta + 1, z->alpha);
+	/* Java's (long) truncates; NaN or overflow (huge s) stay in range */
+	if (!(v >= 0))
+		v = 0;
+	if (v > (double)YCSB_ITEM_COUNT)
+		v = (double)YCSB_ITEM_COUNT;
+	return (uint64_t)v;
+}
+
+uint64_t ycsb_fnvhash64(uint64_t v)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < 8; i++) {
+		h ^= v & 0xff;
+		v >>= 8;
+		h *= 1099511628211ULL;
+	}
+	/* Math.abs of a long; Long.MIN_VALUE (2^63 here) stays as it is */
+	return (int64_t)h < 0 ? -h : h;
+}
+
+uint64_t ycsb_zipf_sample(const struct ycsb_zipf *z, struct rng *r)
+{
+	return ycsb_fnvhash64(ycsb_zipf_value(z, r)) % z->n;
 }
 
 static uint64_t mix64(uint64_t z)

@@ -42,13 +42,43 @@ void zipf_init(struct zipf *z, uint64_t n, double s);
 uint64_t zipf_sample(const struct zipf *z, struct rng *r);
 
 /*
- * A keyed permutation of 0..n-1, for scrambled Zipf (key ranks spread over
- * the key space, so that hot keys are not neighbours) and a random warm-up
- * order.  YCSB's ScrambledZipfian hashes a rank modulo n, which merges some
- * ranks and leaves keys unused; a permutation keeps every rank's frequency
- * exactly.  It is a 4-round Feistel network over the smallest power of four
- * >= n, applied again while the result is >= n (cycle walking: fewer than 4
- * rounds of the network on average).  O(1) memory for any n.
+ * YCSB's ScrambledZipfianGenerator (YCSB 0.17.0), for --scramble: a value
+ * of YCSB's ZipfianGenerator (Gray et al., "Quickly Generating
+ * Billion-Record Synthetic Databases", SIGMOD 1994) over a fixed 10^10 + 1
+ * items, whatever the key count, hashed with YCSB's fnvhash64 and taken
+ * modulo the key count.  The hottest key then gets about 1/zeta(10^10,
+ * 0.99) = 3.8% of the requests at any key count, as in YCSB, where a
+ * Zipf over the key count itself gives its first rank 13% at 1,000 keys.
+ * For s = 0.99 zeta is YCSB's precomputed constant; for other s it is
+ * computed (Euler-Maclaurin; YCSB sums 10^10 terms).  At s = 1, where
+ * YCSB's formula divides by zero, its limit is used.
+ */
+#define YCSB_ITEM_COUNT 10000000000ULL	/* ScrambledZipfianGenerator.ITEM_COUNT */
+#define YCSB_ZETAN 26.46902820178302	/* its zeta for 0.99 */
+
+struct ycsb_zipf {
+	uint64_t n;		/* keys */
+	double items;		/* ITEM_COUNT + 1 values, 0..ITEM_COUNT */
+	double theta, zetan, eta, alpha, half_pow;
+	double log_half_items;	/* s = 1: ln(items / 2), for the limit */
+};
+
+/* s must be > 0 and n >= 1. */
+void ycsb_zipf_init(struct ycsb_zipf *z, uint64_t n, double s);
+/* A value of YCSB's ZipfianGenerator, 0..ITEM_COUNT, 0 the most popular. */
+uint64_t ycsb_zipf_value(const struct ycsb_zipf *z, struct rng *r);
+/* A key index 0..n-1: fnvhash64(value) mod n. */
+uint64_t ycsb_zipf_sample(const struct ycsb_zipf *z, struct rng *r);
+/* YCSB's Utils.fnvhash64: FNV-1a 64 over the 8 bytes, low first; |h|. */
+uint64_t ycsb_fnvhash64(uint64_t v);
+/* sum of k^-s for k = 1..n */
+double zeta_sum(uint64_t n, double s);
+
+/*
+ * A keyed permutation of 0..n-1, for a random warm-up order.  It is a
+ * 4-round Feistel network over the smallest power of four >= n, applied
+ * again while the result is >= n (cycle walking: fewer than 4 rounds of
+ * the network on average).  O(1) memory for any n.
  */
 struct perm {
 	uint64_t n;

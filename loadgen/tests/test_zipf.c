@@ -12,9 +12,9 @@
  * Arrivals: the Kolmogorov-Smirnov distance of 100,000 Poisson gaps from
  * the exponential distribution of their mean must be below the 0.1%
  * critical value 1.95 / sqrt(n), which constant gaps exceed by far.
- * Scrambled Zipf: the permutation must be a bijection, sampled keys must
- * keep their ranks' frequencies (the chi-square test above, after mapping
- * the keys back), and the ten hottest keys must not be neighbours.
+ * The warm-up permutation must be a bijection.  Scrambled Zipf must be
+ * YCSB's: its key frequencies against a reference computed from YCSB's
+ * definition (see check_scrambled).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -240,40 +240,151 @@ static void test_perm_bijection(void)
 }
 
 /*
- * Sample scrambled keys (rank r -> key perm(r - 1)) and check them with the
- * chi-square test of check_zipf after mapping every key back to its rank.
+ * --scramble is YCSB's ScrambledZipfianGenerator (YCSB 0.17.0): a Zipfian
+ * value from Gray et al.'s generator over 10^10 + 1 items with YCSB's
+ * precomputed zeta, hashed with YCSB's fnvhash64 (FNV-1a 64 over the 8
+ * bytes, low first, then the absolute value) modulo the key count.  The
+ * reference here is computed from that definition, not sampled: the
+ * probability of every value below M exactly, from the generator's
+ * inverse, the rest (ranks M and up: 10^10 of them, each tiny) spread
+ * evenly over the keys.
  */
-static void test_scrambled_zipf(void)
+#define YCSB_ITEMS 10000000001.0	/* ZipfianGenerator(0, 10^10) */
+#define REF_M 1000000
+
+static uint64_t ref_fnv(uint64_t v)
 {
-	const uint64_t n = 10000;
-	const double s = 0.99;
-	uint64_t *rank_of = malloc(n * sizeof(*rank_of));
-	uint64_t *cnt = calloc(n + 1, sizeof(*cnt));
-	uint64_t hot[10];
-	double hsum = 0, chi = 0, pool_e = 0, pool_o = 0;
-	uint64_t dof = 0, near = 0;
-	struct perm p;
-	struct zipf z;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int i = 0; i < 8; i++) {
+		h ^= v & 0xff;
+		v >>= 8;
+		h *= 1099511628211ULL;
+	}
+	return (int64_t)h < 0 ? -h : h;	/* Java's Math.abs */
+}
+
+/*
+ * P(value = k) of YCSB's ZipfianGenerator for theta < 1: u uniform in
+ * [0, 1); u * zetan < 1 gives 0, below 1 + 0.5^theta gives 1, else
+ * floor(items * (eta * u - eta + 1)^(1 / (1 - theta))), which is below k
+ * exactly when u < 1 - g(k) with g(k) = (1 - (k / items)^(1 - theta)) / eta.
+ */
+struct ycsb_ref {
+	double theta, zetan, eta, u2;
+};
+
+static void ref_init(struct ycsb_ref *y, double theta, double zetan)
+{
+	double zeta2 = 1 + pow(0.5, theta);
+
+	y->theta = theta;
+	y->zetan = zetan;
+	y->eta = (1 - pow(2.0 / YCSB_ITEMS, 1 - theta)) / (1 - zeta2 / zetan);
+	y->u2 = zeta2 / zetan;
+}
+
+/* P(value < k) from the formula's branch alone */
+static double ref_below(const struct ycsb_ref *y, double k)
+{
+	double g = (1 - pow(k / YCSB_ITEMS, 1 - y->theta)) / y->eta;
+	double u = 1 - g;
+
+	if (u < y->u2)
+		u = y->u2;
+	return u > 1 ? 1 - y->u2 : u - y->u2;
+}
+
+static double ref_p(const struct ycsb_ref *y, uint64_t k)
+{
+	double p = ref_below(y, (double)k + 1) - ref_below(y, (double)k);
+
+	if (k == 0)
+		p += 1 / y->zetan;
+	if (k == 1)
+		p += pow(0.5, y->theta) / y->zetan;
+	return p;
+}
+
+/* prob[key] for n keys */
+static void ref_keys(const struct ycsb_ref *y, uint64_t n, double *prob)
+{
+	double tail = 1 - ref_below(y, REF_M) - 1 / y->zetan -
+		      pow(0.5, y->theta) / y->zetan;
+
+	for (uint64_t j = 0; j < n; j++)
+		prob[j] = tail / (double)n;
+	for (uint64_t k = 0; k < REF_M; k++)
+		prob[ref_fnv(k) % n] += ref_p(y, k);
+}
+
+/* The sampler under test: the key index --scramble sends. */
+static uint64_t scrambled_key(uint64_t n, double s, struct rng *r)
+{
+	static struct ycsb_zipf z;
+
+	if (z.n != n || z.theta != s)
+		ycsb_zipf_init(&z, n, s);
+	return ycsb_zipf_sample(&z, r);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * 2,000,000 keys of n: the hottest key is YCSB's (fnvhash64(0) mod n) at
+ * YCSB's frequency within 5% (relative) and within 5 standard deviations
+ * of binomial noise; the ten highest key frequencies (the rank-frequency
+ * curve's head) each within 5 standard deviations of the reference's ten
+ * highest; and a chi-square test of every key against the reference.
+ */
+static void check_scrambled(uint64_t n, double s, double zetan, uint64_t seed)
+{
+	uint64_t *cnt = calloc(n, sizeof(*cnt));
+	double *prob = malloc(n * sizeof(*prob));
+	double *freq = malloc(n * sizeof(*freq));
+	double chi = 0, pool_e = 0, pool_o = 0, ptop, ftop;
+	uint64_t hot = ref_fnv(0) % n, dof = 0, top = 0;
+	struct ycsb_ref y;
 	struct rng r;
 
-	perm_init(&p, n, 42);
-	for (uint64_t k = 0; k < n; k++)
-		rank_of[perm_map(&p, k)] = k + 1;
-	zipf_init(&z, n, s);
-	rng_seed(&r, 10);
-	for (int i = 0; i < SAMPLES; i++)
-		cnt[rank_of[perm_map(&p, zipf_sample(&z, &r) - 1)]]++;
-	for (uint64_t k = 1; k <= n; k++)
-		hsum += pow((double)k, -s);
-	for (uint64_t k = 1; k <= n; k++) {
-		double e = SAMPLES * pow((double)k, -s) / hsum;
+	ref_init(&y, s, zetan);
+	ref_keys(&y, n, prob);
+	rng_seed(&r, seed);
+	for (int i = 0; i < SAMPLES; i++) {
+		uint64_t k = scrambled_key(n, s, &r);
 
+		if (k >= n) {
+			tap_fail("n=%llu: key %llu out of range", (unsigned long long)n,
+				 (unsigned long long)k);
+			goto out;
+		}
+		cnt[k]++;
+	}
+	for (uint64_t j = 1; j < n; j++)
+		top = cnt[j] > cnt[top] ? j : top;
+	ptop = prob[hot];
+	ftop = (double)cnt[hot] / SAMPLES;
+	CHECK(top == hot, "n=%llu: hottest key %llu, YCSB's is %llu",
+	      (unsigned long long)n, (unsigned long long)top, (unsigned long long)hot);
+	CHECK(fabs(ftop - ptop) <= 0.05 * ptop &&
+	      fabs(ftop - ptop) <= 5 * sqrt(ptop * (1 - ptop) / SAMPLES),
+	      "n=%llu s=%g: hottest key at %.5f, YCSB's %.5f", (unsigned long long)n,
+	      s, ftop, ptop);
+	for (uint64_t j = 0; j < n; j++) {
+		double e = SAMPLES * prob[j];
+
+		freq[j] = (double)cnt[j] / SAMPLES;
 		if (e < 5) {
 			pool_e += e;
-			pool_o += (double)cnt[k];
+			pool_o += (double)cnt[j];
 			continue;
 		}
-		chi += ((double)cnt[k] - e) * ((double)cnt[k] - e) / e;
+		chi += ((double)cnt[j] - e) * ((double)cnt[j] - e) / e;
 		dof++;
 	}
 	if (pool_e > 0) {
@@ -282,26 +393,107 @@ static void test_scrambled_zipf(void)
 	}
 	dof--;
 	CHECK(chi < (double)dof + 6 * sqrt(2.0 * (double)dof),
-	      "scrambled: chi-square %.1f with %llu dof", chi, (unsigned long long)dof);
-	/* the ten hottest keys: pairwise more than 10 apart, spread widely */
+	      "n=%llu s=%g: chi-square %.1f with %llu dof", (unsigned long long)n, s,
+	      chi, (unsigned long long)dof);
+	qsort(prob, n, sizeof(*prob), cmp_desc);
+	qsort(freq, n, sizeof(*freq), cmp_desc);
 	for (int i = 0; i < 10; i++)
-		hot[i] = perm_map(&p, (uint64_t)i);
-	for (int i = 0; i < 10; i++)
-		for (int j = i + 1; j < 10; j++)
-			near += (hot[i] > hot[j] ? hot[i] - hot[j] : hot[j] - hot[i]) <= 10;
-	CHECK(near == 0, "%llu pairs of hot keys are neighbours", (unsigned long long)near);
-	{
-		uint64_t lo = n, hi = 0;
-
-		for (int i = 0; i < 10; i++) {
-			lo = hot[i] < lo ? hot[i] : lo;
-			hi = hot[i] > hi ? hot[i] : hi;
-		}
-		CHECK(hi - lo > n / 2, "hot keys within %llu of each other",
-		      (unsigned long long)(hi - lo));
-	}
-	free(rank_of);
+		CHECK(fabs(freq[i] - prob[i]) <= 5 * sqrt(prob[i] * (1 - prob[i]) / SAMPLES),
+		      "n=%llu s=%g: key of rank %d at %.5f, YCSB's %.5f",
+		      (unsigned long long)n, s, i + 1, freq[i], prob[i]);
+out:
 	free(cnt);
+	free(prob);
+	free(freq);
+}
+
+static void test_scrambled_1000(void)
+{
+	check_scrambled(1000, 0.99, 26.46902820178302, 10);	/* YCSB's zeta */
+}
+
+static void test_scrambled_100000(void)
+{
+	check_scrambled(100000, 0.99, 26.46902820178302, 11);
+}
+
+/* --scramble with another s: zeta over 10^10 + 1 items is computed */
+static void test_scrambled_s08(void)
+{
+	check_scrambled(1000, 0.8, zeta_sum(YCSB_ITEM_COUNT + 1, 0.8), 12);
+}
+
+/*
+ * s = 1, where YCSB's formula divides by zero, takes its limit: with the
+ * same random numbers, the share of values below 10, 10^3, 10^5 and 10^7
+ * lies between those of s = 0.999 and s = 1.001 (the values fall as s
+ * grows); values 0 and 1 keep their exact shares 1/zeta and 0.5/zeta.
+ */
+static void test_scrambled_s1(void)
+{
+	static const double ss[3] = { 0.999, 1.0, 1.001 };
+	static const uint64_t cut[4] = { 10, 1000, 100000, 10000000 };
+	uint64_t below[3][4] = { { 0 } }, ones[3] = { 0 }, zeros[3] = { 0 };
+	enum { M = 500000 };
+
+	for (int j = 0; j < 3; j++) {
+		struct ycsb_zipf z;
+		struct rng r;
+
+		ycsb_zipf_init(&z, 1000, ss[j]);
+		rng_seed(&r, 13);
+		for (int i = 0; i < M; i++) {
+			uint64_t v = ycsb_zipf_value(&z, &r);
+
+			zeros[j] += v == 0;
+			ones[j] += v == 1;
+			for (int c = 0; c < 4; c++)
+				below[j][c] += v < cut[c];
+			if (v > YCSB_ITEM_COUNT) {
+				tap_fail("s=%g: value %llu", ss[j], (unsigned long long)v);
+				return;
+			}
+		}
+	}
+	for (int c = 0; c < 4; c++)
+		CHECK(below[0][c] <= below[1][c] && below[1][c] <= below[2][c],
+		      "below %llu: %llu %llu %llu", (unsigned long long)cut[c],
+		      (unsigned long long)below[0][c], (unsigned long long)below[1][c],
+		      (unsigned long long)below[2][c]);
+	{
+		double z1 = zeta_sum(YCSB_ITEM_COUNT + 1, 1.0);
+		double p0 = 1 / z1, p1 = 0.5 / z1;
+
+		CHECK(fabs((double)zeros[1] / M - p0) <= 5 * sqrt(p0 * (1 - p0) / M),
+		      "s=1: value 0 at %.5f, want %.5f", (double)zeros[1] / M, p0);
+		CHECK(fabs((double)ones[1] / M - p1) <= 5 * sqrt(p1 * (1 - p1) / M),
+		      "s=1: value 1 at %.5f, want %.5f", (double)ones[1] / M, p1);
+	}
+}
+
+/*
+ * zeta_sum against sums taken term by term (Euler-Maclaurin after the
+ * first 100 terms), and against YCSB's precomputed zeta for 0.99 over
+ * 10^10 + 1 items.
+ */
+static void test_zeta_sum(void)
+{
+	static const double ss[] = { 0.2, 0.5, 0.99, 1.0, 1.5, 3.0 };
+	static const uint64_t ns[] = { 1, 50, 99, 100, 101, 1000, 1000000 };
+
+	for (size_t i = 0; i < sizeof(ss) / sizeof(ss[0]); i++) {
+		for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+			double d = 0, got = zeta_sum(ns[j], ss[i]);
+
+			for (uint64_t k = ns[j]; k >= 1; k--)	/* small terms first */
+				d += pow((double)k, -ss[i]);
+			CHECK(fabs(got - d) <= 1e-12 * d, "zeta(%llu, %g): %.15g, summed %.15g",
+			      (unsigned long long)ns[j], ss[i], got, d);
+		}
+	}
+	CHECK(fabs(zeta_sum(YCSB_ITEM_COUNT + 1, 0.99) - YCSB_ZETAN) <= 1e-9 * YCSB_ZETAN,
+	      "zeta(10^10 + 1, 0.99) %.15g, YCSB's %.15g",
+	      zeta_sum(YCSB_ITEM_COUNT + 1, 0.99), YCSB_ZETAN);
 }
 
 int main(int argc, char **argv)
@@ -316,6 +508,10 @@ int main(int argc, char **argv)
 	RUN(test_uniform);
 	RUN(test_arrivals);
 	RUN(test_perm_bijection);
-	RUN(test_scrambled_zipf);
+	RUN(test_scrambled_1000);
+	RUN(test_scrambled_100000);
+	RUN(test_scrambled_s08);
+	RUN(test_scrambled_s1);
+	RUN(test_zeta_sum);
 	return tap_failed;
 }
