@@ -415,14 +415,24 @@ struct item *cache_fill(const char *key, size_t nkey, uint32_t hv,
 	struct item *it = cache_lookup(key, nkey, hv, &expired);
 
 	if (it && it->state == ITEM_LOST) {
-		/* rebuild in place: flags and exptime stay; new bytes, new cas */
+		/*
+		 * Rebuild in place: new bytes, new cas, and what the origin
+		 * gave with the bytes.  Its flags (0 from gen: and dir:, the
+		 * upstream's from memcache:), not those the client gave the
+		 * bytes that were lost, which may say how to decode them; none
+		 * of the lost value's meta bits (fetched, win token, stale).
+		 * The key keeps its expiry: the lifetime its client set (and
+		 * wrote through to a memcache: origin), not the origin's.
+		 */
 		store_unlink(it);
+		it->flags = flags;   /* before the link: its class counts them */
 		if (put_value(it, data, vlen + 2, NULL, 0) < 0) {
 			store_forget(it);
 			return NULL;
 		}
+		it->mflags &= ITEM_MF_KEY;
 		it->cas = take_cas();
-		it->atime = clock_secs();
+		it->atime = it->mtime = clock_secs();
 		return it;
 	}
 	if (it)

@@ -37,9 +37,17 @@ struct item {
 	uint32_t hash;
 	uint8_t keylen;
 	uint8_t state;
-	uint8_t mflags;                /* meta protocol bits (proto_meta.c) */
+	uint8_t mflags;                /* meta protocol bits (proto.h's MF_*) */
 	char key[];
 };
+
+/*
+ * The one bit of mflags that belongs to the key, not to its value (MF_BINKEY:
+ * the key came in base64, and k prints it so): a value that replaces a lost
+ * one keeps it, while the bits of the value (fetched, win token, stale,
+ * purged placeholder) go with the value.
+ */
+#define ITEM_MF_KEY 0x08
 
 /*
  * atime changes under the shared lock too (a hit on the get fast path

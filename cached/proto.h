@@ -57,7 +57,7 @@ bool safe_strtol(const char *str, int32_t *out);
 #define MF_FETCHED  0x01   /* read since stored (mg h, me fetch=) */
 #define MF_TOKEN    0x02   /* a client holds the win token (W sent) */
 #define MF_STALE    0x04   /* invalidated: served with X */
-#define MF_BINKEY   0x08   /* stored with a base64 key (k prints it so) */
+#define MF_BINKEY   ITEM_MF_KEY   /* stored with a base64 key (k prints it so) */
 #define MF_PURGED   0x10   /* placeholder of a key whose bytes were lost */
 
 /* The fetched flag under the shared lock (see item_atime, index.h). */

@@ -549,6 +549,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	char line[META_LINE_MAX], *p = line;
 	bool created = false, won = false, ttl_set = false, purged = false;
 	uint32_t hv, now = clock_secs(), prev_atime = 0;
+	uint64_t prev_cas = 0;
 	uint8_t prev_mflags = 0;
 	struct item *it;
 	const char *key;
@@ -585,6 +586,7 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 		if (peek) {
 			prev_atime = peek->atime;
 			prev_mflags = peek->mflags;
+			prev_cas = peek->cas;
 		}
 	}
 	/*
@@ -593,6 +595,11 @@ static void meta_get(struct conn *c, token_t *tokens, size_t ntokens)
 	 * placeholder that a get would serve as an empty value nobody set.
 	 */
 	it = meta_lookup(c, key, nkey, hv, of.vivify, &purged);
+	if (it && it->state == ITEM_OK && it->cas != prev_cas) {
+		/* a new value (rebuilt, read through): nobody fetched it yet */
+		prev_atime = now;
+		prev_mflags = it->mflags;
+	}
 	if (it && it->state == ITEM_LOST) {
 		/* lost, asked to vivify: one caller rebuilds */
 		cache_drop_lost(it);

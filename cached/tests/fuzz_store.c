@@ -19,6 +19,7 @@
  *    padded with spaces to the old length or of its own length;
  *  - add / replace / delete / touch / incr treat a lost key as memcached
  *    treats an evicted one;
+ *  - a rebuilt key carries the origin's flags;
  *  - --verify never fires (the fake kernel never purges silently);
  *  - store_audit(): no slot that the daemon believes is not volatile is
  *    volatile in the kernel (ISVOLATILE), and the store's invariants hold;
@@ -300,13 +301,18 @@ static void op_get(int k)
 			return;
 		}
 		if (alive(k) && below(2)) {
+			/* with the origin's flags, not the lost value's (0) */
+			uint32_t flags = 1 + below(1000);
 			struct item *f;
 			char *v = malloc(sh[k].len + 2);
 
 			memcpy(v, sh[k].val, sh[k].len);
 			memcpy(v + sh[k].len, "\r\n", 2);
-			f = cache_fill(key, n, hv, 0, v, sh[k].len);
+			f = cache_fill(key, n, hv, flags, v, sh[k].len);
 			free(v);
+			if (f && f->flags != flags)
+				FAIL("rebuild k%d: flags %u, the origin's %u", k,
+				     f->flags, flags);
 			if (f)
 				check_bytes(k, f, "rebuild");
 			return;

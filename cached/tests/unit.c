@@ -1339,6 +1339,50 @@ static void test_lost_semantics(void)
 	printf("ok - lost key semantics\n");
 }
 
+/*
+ * A lost key rebuilt from the origin carries what the origin gave with its
+ * bytes: the origin's flags (gen: has none, so 0, as a read-through of a
+ * key never set), not the flags the client gave the bytes that were lost,
+ * and none of the old value's meta bits (stale, win token, fetched, its
+ * last access).  It keeps its expiry, the key's lifetime, and gets a new
+ * cas.  Whichever path rebuilds it: a get, an mg, or another command
+ * (rebuild_lost).  An mg that reads a key through sees it as new too.
+ */
+static void test_rebuild_metadata(void)
+{
+	char err[128], *r;
+
+	setup(16);
+	settings.verify = false;
+	CHECK(origin_parse("gen:size=4", err, sizeof(err)) == 0, "gen origin: %s", err);
+	S("set a 7 0 1\r\nx\r\n"
+	  "ms b 1 F9 T1000\r\ny\r\nmd b I\r\n"
+	  "ms c 1 F3\r\nz\r\nmg c v\r\n"
+	  "ms d 1 F5 T1000\r\nw\r\nmg d R2000 v\r\n"
+	  "set e 6 0 1\r\nv\r\n");
+	r = S("mg b s\r\nmg d s\r\n");
+	CHECK(!strcmp(r, "HD s1 X W\r\nHD s1 Z\r\n"), "b stale, d's token out: %s", r);
+	lose_all();   /* 100 s later */
+	r = S("get a\r\n");
+	CHECK(!strncmp(r, "VALUE a 0 4\r\n", 13) && strlen(r) == 13 + 6 + 5,
+	      "get: rebuilt with the origin's flags: %s", r);
+	r = S("mg b s f t\r\n");
+	CHECK(!strcmp(r, "HD s4 f0 t900 P\r\n"), "mg: not stale, its TTL kept: %s", r);
+	r = S("mg c s f h l\r\n");
+	CHECK(!strcmp(r, "HD s4 f0 h0 l0 P\r\n"), "mg: not fetched before, just accessed: %s", r);
+	r = S("mg d s f\r\n");
+	CHECK(!strcmp(r, "HD s4 f0 P\r\n"), "mg: no token out on the new value: %s", r);
+	r = S("append e 0 0 1\r\n!\r\nget e\r\n");
+	CHECK(!strncmp(r, "STORED\r\nVALUE e 0 5\r\n", 21),
+	      "append: rebuilt with the origin's flags: %s", r);
+	CHECK(stats.rebuilds == 5, "5 rebuilds (%llu)", (unsigned long long)stats.rebuilds);
+	r = S("mg never s f h l\r\n");
+	CHECK(!strcmp(r, "HD s4 f0 h0 l0\r\n"), "mg: a read-through is new too: %s", r);
+	settings.origin = ORIGIN_NONE;
+	teardown();
+	printf("ok - rebuilt metadata\n");
+}
+
 static void *cold_get(void *arg)
 {
 	*(char **)arg = strdup(S("get y7\r\n"));
@@ -2098,6 +2142,7 @@ int main(void)
 	test_meta_purge();
 	test_meta_model();
 	test_lost_semantics();
+	test_rebuild_metadata();
 	test_wake_unlocked();
 	test_marks_unlocked();
 	test_punches_unlocked();

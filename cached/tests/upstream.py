@@ -3,10 +3,13 @@
 misses read through, sets write through before STORED, deletes forwarded;
 a slow upstream does not block other clients of the same worker thread;
 concurrent misses reach the upstream together (no Nagle delay);
+a key whose bytes psi mode dropped comes back with the upstream's flags;
 an unreachable upstream gives clean errors and the daemon lives."""
+import os
 import random
 import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -131,6 +134,89 @@ def pipelined_fetches():
               "held until the first reply)" % (med * 1e3, (lates[-1] if lates else 0) * 1e3))
     finally:
         util.stop(cd)
+
+
+def rebuilt_flags():
+    """A key whose bytes were lost is read through again, and must come
+    back with the flags the upstream holds for the bytes it serves, not
+    the flags the cache had for its old bytes.  2,000 values of 16 KB are
+    set through the cache (flags 5), then changed directly on the upstream
+    (other bytes, flags 9); psi mode drops the cold part of the cache
+    (through a meminfo file of the test's, as tests/psi.py).  Each get
+    then answers the cache's old copy (flags 5, old bytes) or, for a
+    dropped key, the upstream's (flags 9, new bytes), never a mix."""
+    name = "rebuilt flags"
+    if not os.path.exists("/proc/pressure/memory") or os.getuid() != 0:
+        check(False, name + ": needs root and /proc/pressure/memory on the host")
+        return
+    n, size = 2000, 16000
+    tmp = tempfile.mkdtemp()
+    meminfo = os.path.join(tmp, "meminfo")
+    util.fake_meminfo(meminfo, 900)
+    up, uport = util.start_memcached("-m", "128")
+    os.environ["CACHED_MEMINFO"] = meminfo
+    try:
+        cd, cport = util.start_cached("--mode", "psi", "-m", "32", "--psi-low", "100m",
+                                      "--psi-high", "200m", "--psi-step", "4",
+                                      "--psi-interval", "50",
+                                      "--origin", "memcache:127.0.0.1:%d" % uport)
+    finally:
+        del os.environ["CACHED_MEMINFO"]
+    try:
+        old = [(b"old%d." % i) * (size // 8) for i in range(n)]
+        new = [(b"new%d." % i) * (size // 8) for i in range(n)]
+        out = util.command(cport, b"".join(b"set f:%d 5 0 %d\r\n%s\r\n" % (i, len(v), v)
+                                           for i, v in enumerate(old)), timeout=20)
+        check(out == b"STORED\r\n" * n, name + ": set through the cache: %r" % out[-60:])
+        out = util.command(uport, b"".join(b"set f:%d 9 0 %d\r\n%s\r\n" % (i, len(v), v)
+                                           for i, v in enumerate(new)), timeout=20)
+        check(out == b"STORED\r\n" * n, name + ": changed on the upstream")
+        # two steps of 4 MB reach the cap of 20% of -m 32
+        util.fake_meminfo(meminfo, 50)
+        util.wait_stats(cport, lambda s: int(s["psi_drops"]) >= 2, 10.0, 0.02)
+        util.fake_meminfo(meminfo, 900)
+        st = util.wait_stats(cport, lambda s: int(s["psi_advised_bytes"]) == 0, 10.0, 0.02)
+        lost = int(st["lost_items"])
+        check(lost > 50, name + ": keys lost to the drops: %d" % lost)
+        # pipelined on one connection, sent from a thread while the
+        # replies (32 MB) are read
+        s = socket.create_connection(("127.0.0.1", cport))
+        s.settimeout(20)
+        f = s.makefile("rb")
+        sender = threading.Thread(target=s.sendall, args=(
+            b"".join(b"get f:%d\r\n" % i for i in range(n)),))
+        sender.start()
+        kinds = {"old": 0, "new": 0}
+        bad = []
+        for i in range(n):
+            hdr = f.readline()
+            p = hdr.split()
+            if len(p) != 4 or p[0] != b"VALUE":
+                bad.append((i, hdr))
+                break
+            data = f.read(int(p[3]) + 2)[:-2]
+            if f.readline() != b"END\r\n":
+                bad.append((i, hdr, b"no END"))
+                break
+            if (p[2], data) == (b"5", old[i]):
+                kinds["old"] += 1
+            elif (p[2], data) == (b"9", new[i]):
+                kinds["new"] += 1
+            else:
+                bad.append((i, hdr, data[:12]))
+        sender.join()
+        s.close()
+        check(not bad, name + ": replies that are neither the cached value nor the "
+              "upstream's, with its flags: %d, e.g. %r" % (len(bad), bad[:3]))
+        st = util.stats(cport)
+        check(not bad and kinds["new"] == int(st["rebuilds"]) and kinds["new"] >= lost,
+              name + ": the %d lost keys read through (%d upstream values, rebuilds %s)"
+              % (lost, kinds["new"], st["rebuilds"]))
+    finally:
+        util.stop(cd)
+        util.stop(up)
+        os.unlink(meminfo)
+        os.rmdir(tmp)
 
 
 def ok(cond, what):
@@ -365,6 +451,7 @@ def main():
         util.stop(cd)
 
     pipelined_fetches()
+    rebuilt_flags()
 
     # unreachable upstream: misses are misses, sets report the failure.
     # The port is held by a socket that is bound but does not listen, so
