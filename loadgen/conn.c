@@ -46,6 +46,22 @@ static void conn_epoll(struct conn *c, int op, int out)
 	c->epout = out;
 }
 
+/* The connection's first attempt has ended (it is up, or it failed). */
+static void conn_settle(struct conn *c)
+{
+	if (c->settled)
+		return;
+	c->settled = 1;
+	atomic_fetch_add(&g_settled, 1);
+}
+
+static void conn_up(struct conn *c)
+{
+	c->state = CS_UP;
+	atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+	conn_settle(c);
+}
+
 static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 {
 	struct thread *t = c->t;
@@ -81,6 +97,7 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 		c->fd = -1;
 	}
 	c->state = CS_DOWN;
+	conn_settle(c);
 	c->retry_at = now + c->backoff;
 	c->backoff *= 2;
 	if (c->backoff > BACKOFF_MAX_NS)
@@ -102,8 +119,7 @@ void conn_start(struct conn *c, int64_t now)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
 	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
-		c->state = CS_UP;
-		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_up(c);
 		conn_epoll(c, EPOLL_CTL_ADD, 0);
 	} else if (errno == EINPROGRESS || errno == EAGAIN) {
 		c->state = CS_CONNECTING;
@@ -652,8 +668,7 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 			conn_fail(c, "connect", err ? err : errno, now);
 			return;
 		}
-		c->state = CS_UP;
-		atomic_store_explicit(&g_connected, 1, memory_order_relaxed);
+		conn_up(c);
 		conn_epoll(c, EPOLL_CTL_MOD, 0);
 	}
 	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP)) {

@@ -11,9 +11,10 @@
  * Values are the "gen" formula of ../cached/gen.c: sets store them and every
  * get hit can be checked byte for byte (--verify).
  *
- * This file holds main(), which starts the threads, waits out the warm-up,
- * then ticks the interval lines until the threads are done, and the small
- * helpers every part uses.  See loadgen.h for the map of the files.
+ * This file holds main(), which starts the threads, waits out the warm-up
+ * and the connections, then ticks the interval lines until the threads are
+ * done, and the small helpers every part uses.  See loadgen.h for the map
+ * of the files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -185,6 +186,7 @@ int main(int argc, char **argv)
 			die("pthread_create failed");
 	if (cfg.warmup)
 		do_warmup(tty);
+	wait_connections();
 
 	t0 = now_ns();
 	cpu0 = cpu_seconds();

@@ -142,6 +142,7 @@ struct conn {
 	int64_t next_send;	/* open loop: intended time of the next request */
 	int64_t retry_at;
 	int64_t backoff;
+	int settled;		/* its first connection attempt has ended */
 };
 
 enum { PH_WARMUP, PH_WAIT, PH_RUN };
@@ -181,6 +182,7 @@ extern atomic_int g_proto_logged;
 extern atomic_int g_server_logged;
 extern atomic_int g_conn_logged;
 extern atomic_int g_connected;	/* some connection was established */
+extern atomic_int g_settled;	/* connections whose first attempt ended */
 extern atomic_int g_conn_timed_out;	/* --connect-timeout ended the run */
 
 /* How the run ended, for the summary and the JSON file. */
@@ -224,6 +226,7 @@ extern struct hist g_collect_lock;
 void check_connect_timeout(int64_t now);
 int all_done(void);
 void do_warmup(int tty);
+void wait_connections(void);
 void sleep_ns(int64_t ns);
 
 /* output.c: the summary, the interval lines and the JSON file */

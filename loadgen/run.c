@@ -38,6 +38,7 @@ atomic_int g_proto_logged;
 atomic_int g_server_logged;
 atomic_int g_conn_logged;
 atomic_int g_connected;	/* some connection was established */
+atomic_int g_settled;
 atomic_int g_conn_timed_out;
 
 /* ---------------------------------------------------------------- thread */
@@ -400,6 +401,29 @@ int all_done(void)
 		if (!atomic_load(&threads[i].done))
 			return 0;
 	return 1;
+}
+
+/*
+ * The measured run (its clock, and the open-loop schedule) starts once
+ * every connection has been established or has failed once, or when
+ * --connect-timeout has passed with some established.  Before, the clock
+ * started as the threads began to connect: a connection whose SYN was
+ * dropped (a full listen queue) came up a second later, and its requests
+ * due in that second were charged the second as latency.
+ */
+void wait_connections(void)
+{
+	int total = cfg.threads * cfg.conns;
+
+	while (atomic_load(&g_settled) < total && !atomic_load(&g_stop)) {
+		int64_t now = now_ns();
+
+		check_connect_timeout(now);
+		if (cfg.connect_timeout > 0 && atomic_load(&g_connected) &&
+		    now - g_start >= (int64_t)(cfg.connect_timeout * 1e9))
+			break;
+		sleep_ns(1000000LL);
+	}
 }
 
 void do_warmup(int tty)

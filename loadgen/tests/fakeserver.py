@@ -23,9 +23,17 @@ value formula), and can:
                 seconds, monotonic), written when the server exits
   --no-meta     answer ERROR to every mg, as a server without the meta
                 protocol does
+  --unix PATH   listen on a unix socket at PATH instead (and print PATH)
+  --queue-full  listen with a backlog of 0 and put a connection of its own
+                in the queue, so that the kernel turns clients away: a TCP
+                client's SYN is dropped (it sends it again after 1 s), a
+                unix connect fails with EAGAIN.  Serve nobody, until:
+  --serve-after-syn N   with --queue-full: start serving once N clients
+                wait in SYN-SENT for the port (/proc/net/tcp)
 It also answers delete, touch and mg KEY v f (the meta get).
 It listens on 127.0.0.1 on a free port and prints the port on stdout.
 """
+import os
 import argparse
 import asyncio
 import signal
@@ -170,6 +178,14 @@ class Conn(asyncio.Protocol):
             self.t.write(data)
 
 
+def syn_sent(port):
+    """How many sockets wait in SYN-SENT for 127.0.0.1:port."""
+    want = "0100007F:%04X" % port
+    with open("/proc/net/tcp") as f:
+        return sum(1 for line in f
+                   if line.split()[2:4] == [want, "02"])
+
+
 async def main():
     p = argparse.ArgumentParser()
     p.add_argument("--corrupt", type=int, default=0)
@@ -184,18 +200,40 @@ async def main():
     p.add_argument("--rebuild", type=int, default=0)
     p.add_argument("--log")
     p.add_argument("--no-meta", action="store_true")
+    p.add_argument("--unix")
+    p.add_argument("--queue-full", action="store_true")
+    p.add_argument("--serve-after-syn", type=int, default=0)
     args = p.parse_args()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Conn(args), "127.0.0.1", 0)
-    print(server.sockets[0].getsockname()[1], flush=True)
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    if args.unix:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(args.unix)
+    else:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+    sock.listen(0 if args.queue_full else 100)
+    if args.queue_full:
+        own = socket.socket(sock.family)
+        own.connect(sock.getsockname())
+    print(args.unix or sock.getsockname()[1], flush=True)
     sys.stdout.close()
-    loop.add_signal_handler(signal.SIGTERM, server.close)
     try:
-        async with server:
-            await server.serve_forever()
-    except asyncio.CancelledError:
-        pass
+        if args.queue_full:
+            while not stop.is_set() and not (
+                    args.serve_after_syn and not args.unix and
+                    syn_sent(sock.getsockname()[1]) >= args.serve_after_syn):
+                await asyncio.sleep(0.01)
+            own.close()
+        if not stop.is_set():
+            # create_server listens again, with its default backlog
+            server = await loop.create_server(lambda: Conn(args), sock=sock)
+            async with server:
+                await stop.wait()
     finally:
+        if args.unix:
+            os.unlink(args.unix)
         if args.log:
             with open(args.log, "wb") as f:
                 f.write(b"".join(line + b"\n" for line in log))
