@@ -121,10 +121,17 @@ void conn_start(struct conn *c, int64_t now)
 	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
 		conn_up(c);
 		conn_epoll(c, EPOLL_CTL_ADD, 0);
-	} else if (errno == EINPROGRESS || errno == EAGAIN) {
+	} else if (errno == EINPROGRESS) {
 		c->state = CS_CONNECTING;
 		conn_epoll(c, EPOLL_CTL_ADD, 1);
 	} else {
+		/*
+		 * EAGAIN is no connection in progress: on a unix socket the
+		 * server's listen queue is full (on TCP, no local port is
+		 * free).  It fails like a refusal and is retried after the
+		 * back-off; epoll would report the unconnected socket
+		 * writable at once, as if it had connected.
+		 */
 		conn_fail(c, "connect", errno, now);
 	}
 }

@@ -823,6 +823,25 @@ PY
 done
 result run_starts_when_connected $rc "exit $st, max of each run:$maxes us"
 
+# A unix socket whose listen queue is full: connect() fails with EAGAIN,
+# which is no connection in progress but one to retry later.  Taken as in
+# progress, the socket was reported writable at once and counted as
+# connected, so --connect-timeout never gave up on a server that took no
+# connection, and the failure was logged as a recv on a socket that was
+# not connected.
+start_fake_quiet --unix "$TMP/full.sock" --queue-full
+$LG -s "$TMP/full.sock" -c 2 -n 10 --connect-timeout 1 --timeout 4 \
+	--json "$TMP/ua.json" > "$TMP/out" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+rc=0
+[ "$st" = 2 ] || rc=1
+[ "$(jget "$TMP/ua.json" timeout)" = connect ] || rc=1
+[ "$(jget "$TMP/ua.json" conn_errors)" -ge 2 ] 2>/dev/null || rc=1
+grep -q "loadgen: connect $TMP/full.sock: Resource temporarily unavailable" "$TMP/err" || rc=1
+grep -q 'recv from\|not connected' "$TMP/err" && rc=1
+result unix_backlog_full_retried $rc "exit $st, timeout $(jget "$TMP/ua.json" timeout); $(head -2 "$TMP/err" | tr '\n' ' ')"
+
 # ---------------------------------------------------------------- cached
 . tests/cached.sh
 
