@@ -59,17 +59,29 @@ static void timer_arm(struct thread *t, int64_t when)
 	timerfd_settime(t->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/*
+ * No open-loop interval or offset exceeds this (about three years, more
+ * than the longest --duration): a request scheduled later is never due.
+ */
+#define SCHEDULE_MAX_NS 100000000000000000LL
+
 static void thread_start_run(struct thread *t)
 {
 	int64_t t0 = atomic_load(&g_t0);
-	int total = cfg.threads * cfg.conns;
 
 	t->phase = PH_RUN;
 	for (int i = 0; i < t->nconns; i++) {
 		int g = t->id * cfg.conns + i;
+		/*
+		 * The schedules are spread over one period: connection g
+		 * starts g intervals of the total rate after t0.  (As the
+		 * connection's period times g / connections, in 64 bits, it
+		 * overflowed at low rates over many connections.)
+		 */
+		double off = cfg.rate > 0 ? 1e9 * g / cfg.rate : 0;
 
-		/* spread the connections' schedules over one period */
-		t->conns[i].next_send = t0 + t->interval_ns * g / total;
+		t->conns[i].next_send = t0 + (off < SCHEDULE_MAX_NS ?
+					      (int64_t)off : SCHEDULE_MAX_NS);
 	}
 }
 
@@ -251,8 +263,12 @@ void thread_init(struct thread *t, int id)
 		ycsb_zipf_init(&t->yzipf, cfg.keys, cfg.zipf_s);
 	else if (cfg.zipf)
 		zipf_init(&t->zipf, cfg.keys, cfg.zipf_s);
-	if (cfg.rate > 0)
-		t->interval_ns = (int64_t)(1e9 * cfg.threads * cfg.conns / cfg.rate);
+	if (cfg.rate > 0) {
+		/* converted only when it fits: 1e-300 ops/s is infinity */
+		double iv = 1e9 * cfg.threads * cfg.conns / cfg.rate;
+
+		t->interval_ns = iv < SCHEDULE_MAX_NS ? (int64_t)iv : SCHEDULE_MAX_NS;
+	}
 	if (t->interval_ns < 1)
 		t->interval_ns = 1;
 	t->quota = UINT64_MAX;

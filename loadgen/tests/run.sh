@@ -264,6 +264,29 @@ PY
 	[ "$ops" -ge 3400 ] && [ "$ops" -le 4002 ] || rc=1
 	result open_loop_rate $rc "ops $ops, want 4000"
 
+	# Low rates over several connections: connection g's first request is
+	# due at g periods of the total rate.  That offset, computed as the
+	# connection's period times g in 64 bits, overflowed (at 1e-9 ops/s
+	# over 4 connections), and so did the period itself, converted from
+	# a double (at 1e-300): a connection then sent request after request
+	# with its intended time in the distant past.  Only connection 0's
+	# first request is due within the run, at its start.  The sanitizer
+	# build aborts on a signed overflow.
+	rc=0
+	for r in 1e-9 1e-300; do
+		for lg in $LG $ASAN; do
+			rm -f "$TMP/lr.json"
+			$lg -s 127.0.0.1:$MC_PORT -t 2 -c 2 -r $r -d 0.5 -q --json "$TMP/lr.json" 2> "$TMP/err"
+			st=$?
+			python3 - "$TMP/lr.json" <<'PY' || { rc=1; echo "  # $lg -r $r: exit $st; $(head -1 "$TMP/err")"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ops"] + d["unfinished"] == 1 and d["max_us"] < 1e6, (d["ops"], d["unfinished"], d["max_us"])
+PY
+		done
+	done
+	result open_loop_low_rate_many_conns $rc
+
 	# The schedule starts when the run starts: after the warm-up every
 	# thread sleeps in epoll_wait, and one left asleep until its 100 ms
 	# timeout sent its first requests that late (p99 80-90 ms here).
