@@ -440,6 +440,9 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit
 	c->rhead = (c->rhead + 1) % c->rcap;
 	c->rcount--;
 	t->outstanding--;
+	/* the server answers: the next failure waits the shortest back-off */
+	if (ok)
+		c->backoff = BACKOFF_MIN_NS;
 	if (t->phase == PH_WARMUP) {
 		atomic_fetch_add_explicit(&g_warm_done, 1, memory_order_relaxed);
 		if (!ok)
@@ -479,7 +482,6 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit
 		cs->misses += (uint64_t)!hit;
 	}
 	hist_record(&t->tally->hist[r->op], now - r->t_start);
-	c->backoff = BACKOFF_MIN_NS;
 }
 
 /* A VALUE (or VA) for r's next key; returns -1 when the stream is out of step. */

@@ -514,6 +514,23 @@ want=0
 result dropped_connections_retried $rc "exit $st"
 stop "$FS_PID"
 
+# A good reply resets a connection's back-off, in the warm-up as well: a
+# server that closes each connection after 20 requests makes the warm-up
+# of 400 keys on one connection reconnect about 11 times, each after
+# 10 ms.  The warm-up never reset the back-off, so it doubled up to 1 s:
+# at least 5.3 s of waiting.
+start_fake --drop 20
+$LG -s 127.0.0.1:$FS_PORT -c 1 -k 400 --warmup -n 10 --json "$TMP/wb.json" \
+	> "$TMP/out" 2> "$TMP/err"
+stop "$FS_PID"
+wu=$(sed -n 's/^warmup: 400 keys set in \([0-9.]*\) s.*/\1/p' "$TMP/err")
+wue=$(sed -n 's/^warmup: .*, \([0-9]*\) errors.*/\1/p' "$TMP/err")
+rc=0
+# (the requests in flight when a connection closes are lost: 16 or so each)
+[ "$wue" -ge 100 ] 2>/dev/null || rc=1
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 2.5 else 1)" "$wu" 2>/dev/null || rc=1
+result warmup_resets_backoff $rc "warm-up $wu s; $(grep warmup "$TMP/err")"
+
 # Collecting the load threads' counters every 100 ms must not stall them:
 # whatever the reporting thread does while it holds a thread's lock, the
 # thread waits for, and in open loop the wait is charged to the server.
