@@ -23,9 +23,54 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "loadgen.h"
+#include "conn.h"
+#include "options.h"
+#include "proto.h"
+#include "tally.h"
+#include "thread.h"
+#include "util.h"
+
+#define WARMUP_DEPTH 16		/* warm-up sets in flight per connection */
+#define BACKOFF_MIN_NS (10 * 1000000LL)
+#define BACKOFF_MAX_NS (1000 * 1000000LL)
+#define VERIFY_LOG_MAX 10	/* mismatches shown */
+
+atomic_int g_connected;
+atomic_int g_settled;
+atomic_ullong g_warm_done;
+/* Each kind of trouble is logged once per process. */
+static atomic_int g_verify_logged;
+static atomic_int g_proto_logged;
+static atomic_int g_server_logged;
+static atomic_int g_conn_logged;
 
 static void count_error(struct thread *t, const struct req *r, int64_t now);
+
+/*
+ * Key index k as text: PREFIX and the decimal index.  With --key-size the
+ * key is padded with "-xxx..." to a length drawn from k (so a key always
+ * has the same length), never shorter than PREFIX and the index.
+ */
+static size_t key_str(char *p, uint64_t k)
+{
+	size_t n, want;
+	uint64_t h;
+
+	memcpy(p, cfg.prefix, cfg.prefixlen);
+	n = cfg.prefixlen + u64_to_str(p + cfg.prefixlen, k);
+	if (!cfg.key_max)
+		return n;
+	h = (k + 1) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	want = (size_t)cfg.key_min +
+	       (size_t)((h >> 16) % (uint64_t)(cfg.key_max - cfg.key_min + 1));
+	if (want > n) {
+		p[n] = '-';
+		memset(p + n + 1, 'x', want - n - 1);
+		n = want;
+	}
+	return n;
+}
 
 /* ------------------------------------------------------------ connection */
 
@@ -102,6 +147,26 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 	c->backoff *= 2;
 	if (c->backoff > BACKOFF_MAX_NS)
 		c->backoff = BACKOFF_MAX_NS;
+}
+
+void conn_init(struct conn *c, struct thread *t)
+{
+	unsigned rcap = (unsigned)cfg.pipeline;
+
+	if (rcap < WARMUP_DEPTH)
+		rcap = WARMUP_DEPTH;
+	c->t = t;
+	c->fd = -1;
+	c->state = CS_DOWN;
+	c->in_cap = 64 * 1024;
+	c->in = xrealloc(NULL, c->in_cap);
+	c->out_cap = 16 * 1024;
+	c->out = xrealloc(NULL, c->out_cap);
+	c->rcap = rcap;
+	c->reqs = xcalloc(rcap, sizeof(*c->reqs));
+	c->kcap = rcap * (unsigned)cfg.multiget;
+	c->keyring = xcalloc(c->kcap, sizeof(*c->keyring));
+	c->backoff = BACKOFF_MIN_NS;
 }
 
 void conn_start(struct conn *c, int64_t now)

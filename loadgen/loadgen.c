@@ -13,135 +13,29 @@
  *
  * This file holds main(), which starts the threads, waits out the warm-up
  * and the connections, then ticks the interval lines until the threads are
- * done, and the small helpers every part uses.  See loadgen.h for the map
- * of the files.
+ * done.  The parts, each with a header of what it offers:
+ *
+ *   options.c  the command line, into cfg (options.h)
+ *   run.c      the load threads (one epoll loop each) and the main
+ *              thread's view of them (run.h); a thread's state is thread.h
+ *   conn.c     one connection's requests and replies (conn.h)
+ *   tally.c    counters and histograms, added up (tally.h)
+ *   output.c   the summary, the interval lines, the JSON file (output.h)
+ *   util.c     the clock, exits, allocation (util.h)
+ *   hist.c, zipf.c, proto.c   the histogram, the random choices and the
+ *              reply parser, which the unit tests build alone
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "loadgen.h"
-
-/* ----------------------------------------------------------------- utils */
-
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-void die_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("loadgen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see loadgen --help)\n", stderr);
-	exit(EX_USAGE);
-}
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("loadgen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-void *xcalloc(size_t a, size_t b)
-{
-	void *p = calloc(a, b);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-/* Log a line of a reply once per category, with non-printables escaped. */
-void log_line_once(atomic_int *flag, const char *what,
-			  const char *line, size_t len)
-{
-	char buf[256];
-	size_t o = 0;
-
-	if (atomic_exchange(flag, 1))
-		return;
-	for (size_t i = 0; i < len && o < sizeof(buf) - 5; i++) {
-		unsigned char c = (unsigned char)line[i];
-
-		if (c >= 32 && c < 127 && c != '\\') {
-			buf[o++] = (char)c;
-		} else {
-			snprintf(buf + o, 5, "\\x%02x", c);
-			o += 4;
-		}
-	}
-	buf[o] = 0;
-	fprintf(stderr, "loadgen: %s: \"%s\"%s (logged once)\n", what, buf,
-		len > 60 && o >= sizeof(buf) - 5 ? "..." : "");
-}
-
-size_t u64_to_str(char *p, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
-}
-
-/*
- * Key index k as text: PREFIX and the decimal index.  With --key-size the
- * key is padded with "-xxx..." to a length drawn from k (so a key always
- * has the same length), never shorter than PREFIX and the index.
- */
-size_t key_str(char *p, uint64_t k)
-{
-	size_t n, want;
-	uint64_t h;
-
-	memcpy(p, cfg.prefix, cfg.prefixlen);
-	n = cfg.prefixlen + u64_to_str(p + cfg.prefixlen, k);
-	if (!cfg.key_max)
-		return n;
-	h = (k + 1) * 0x9e3779b97f4a7c15ULL;
-	h ^= h >> 29;
-	want = (size_t)cfg.key_min +
-	       (size_t)((h >> 16) % (uint64_t)(cfg.key_max - cfg.key_min + 1));
-	if (want > n) {
-		p[n] = '-';
-		memset(p + n + 1, 'x', want - n - 1);
-		n = want;
-	}
-	return n;
-}
+#include "options.h"
+#include "output.h"
+#include "run.h"
+#include "tally.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------- main */
 
@@ -156,8 +50,8 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
 	struct tally *total, *ivl, *prog, *snap;
-	int tty, end = END_NORMAL, status = 0;
-	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end = 0;
+	int tty, end = END_NORMAL, status = 0, timed_out;
+	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end;
 	double cpu0, secs, cpu;
 
 	parse_args(argc, argv);
@@ -175,31 +69,14 @@ int main(int argc, char **argv)
 	prog = tally_new();
 	snap = tally_new();
 
-	hist_init(&g_collect_lock);
-	g_start = now_ns();
-	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
-	threads = xcalloc((size_t)cfg.threads, sizeof(*threads));
-	for (int i = 0; i < cfg.threads; i++)
-		thread_init(&threads[i], i);
-	for (int i = 0; i < cfg.threads; i++)
-		if (pthread_create(&threads[i].tid, NULL, thread_main, &threads[i]))
-			die("pthread_create failed");
+	threads_start();
 	if (cfg.warmup)
 		do_warmup(tty);
 	wait_connections();
 
 	t0 = now_ns();
 	cpu0 = cpu_seconds();
-	atomic_store(&g_t0, t0);
-	atomic_store(&g_phase, PH_RUN);
-	/*
-	 * Wake every thread now: the schedule starts at t0, and a thread left
-	 * asleep in epoll_wait (up to its 100 ms timeout) would send its first
-	 * requests late, count that delay as latency, and lose it from the
-	 * measured throughput.
-	 */
-	for (int i = 0; i < cfg.threads; i++)
-		thread_wake(&threads[i]);
+	run_begin(t0);
 	last_ivl = last_prog = t0;
 	next_ivl = cfg.interval > 0 ? t0 + (int64_t)(cfg.interval * 1e9) : INT64_MAX;
 	next_prog = tty ? t0 + 1000000000LL : INT64_MAX;
@@ -227,7 +104,7 @@ int main(int argc, char **argv)
 				print_interval_json((double)(now - t0) / 1e9,
 						    (double)(now - last_ivl) / 1e9, ivl);
 				if (cfg.hdr_log)
-					hdr_log_interval((double)(last_ivl - t0) / 1e9,
+					hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
 							 (double)(now - last_ivl) / 1e9, ivl);
 				tally_reset(ivl);
 				last_ivl = now;
@@ -245,19 +122,14 @@ int main(int argc, char **argv)
 		}
 		sleep_ns(5000000LL);
 	}
-	for (int i = 0; i < cfg.threads; i++) {
-		pthread_join(threads[i].tid, NULL);
-		if (threads[i].t_end > t_end)
-			t_end = threads[i].t_end;
-	}
+	t_end = threads_join(&timed_out);
 	cpu = cpu_seconds() - cpu0;
 	if (atomic_load(&g_conn_timed_out))
 		end = END_CONNECT_TIMEOUT;
 	else if (atomic_load(&g_stop))
 		end = END_INTERRUPTED;
-	for (int i = 0; i < cfg.threads && end == END_NORMAL; i++)
-		if (threads[i].timed_out)
-			end = END_TIMEOUT;
+	else if (timed_out)
+		end = END_TIMEOUT;
 	if (atomic_load(&g_stop) || t_end < t0)
 		t_end = now_ns();
 	collect(snap);
@@ -274,7 +146,7 @@ int main(int argc, char **argv)
 			print_interval_json((double)(te - t0) / 1e9,
 					    (double)(te - last_ivl) / 1e9, ivl);
 		if (cfg.hdr_log)
-			hdr_log_interval((double)(last_ivl - t0) / 1e9,
+			hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
 					 (double)(te - last_ivl) / 1e9, ivl);
 	}
 	if (cfg.hdr_log)
@@ -285,7 +157,7 @@ int main(int argc, char **argv)
 		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, total,
 			      end);
 	if (cfg.json)
-		write_json(cfg.json, secs, cpu, total, end);
+		write_json(cfg.json, secs, cpu, total, end, &g_collect_lock);
 	/* every condition that applies is named; the status is the lowest */
 	if (total->all.verify_errors) {
 		fprintf(stderr, "loadgen: %llu values failed verification\n",

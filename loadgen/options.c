@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "loadgen.h"
+#include "options.h"
+#include "util.h"
 
 struct config cfg;
 

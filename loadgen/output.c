@@ -13,17 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
-#include "loadgen.h"
+#include "options.h"
+#include "output.h"
+#include "util.h"
 
-double us(int64_t ns)
+static double us(int64_t ns)
 {
 	return (double)ns / 1000.0;
 }
 
-const char *op_name(int op)
+static const char *op_name(int op)
 {
 	static const char *const names[OP_COUNT] = { "get", "set", "delete", "touch" };
 
@@ -130,15 +131,6 @@ void print_progress(double t, double secs, const struct tally *a)
 	free(h);
 }
 
-double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -187,7 +179,7 @@ static void json_config(FILE *f)
 }
 
 void write_json(const char *path, double secs, double cpu,
-		const struct tally *a, int end)
+		const struct tally *a, int end, const struct hist *collect_lock)
 {
 	const struct stats *s = &a->all;
 	struct hist *h;
@@ -231,8 +223,8 @@ void write_json(const char *path, double secs, double cpu,
 	json_commands(f, secs, a, 1);
 	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
 		"\"max_us\":%.3f}",
-		(unsigned long long)g_collect_lock.total,
-		us(hist_percentile(&g_collect_lock, 50)), us(g_collect_lock.max));
+		(unsigned long long)collect_lock->total,
+		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
 	fputs(",\"histogram\":", f);
 	hist_write_json(h, f);
 	fputs("}\n", f);
@@ -350,7 +342,8 @@ static void hdr_log_line(const char *tag, double start, double secs,
 	free(text);
 }
 
-void hdr_log_interval(double start, double secs, const struct tally *a)
+void hdr_log_interval(int64_t t0, double start, double secs,
+		      const struct tally *a)
 {
 	static int header_done;
 	struct hist *h = xcalloc(1, sizeof(*h));
@@ -364,7 +357,7 @@ void hdr_log_interval(double start, double secs, const struct tally *a)
 		/* the run's start t0 = now - start, in wall-clock time */
 		clock_gettime(CLOCK_REALTIME, &real);
 		base = (double)real.tv_sec + real.tv_nsec / 1e9 -
-		       ((double)(now_ns() - g_t0) / 1e9);
+		       ((double)(now_ns() - t0) / 1e9);
 		sec = (time_t)base;
 		strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", gmtime(&sec));
 		fprintf(hdr_log, "#[Histogram log format version 1.3]\n"

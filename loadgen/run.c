@@ -26,20 +26,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loadgen.h"
+#include "conn.h"
+#include "options.h"
+#include "run.h"
+#include "tally.h"
+#include "thread.h"
+#include "util.h"
 
-struct thread *threads;
 atomic_int g_stop;
-atomic_int g_phase;
-atomic_llong g_t0;
-atomic_ullong g_warm_done;
-atomic_int g_verify_logged;
-atomic_int g_proto_logged;
-atomic_int g_server_logged;
-atomic_int g_conn_logged;
-atomic_int g_connected;	/* some connection was established */
-atomic_int g_settled;
 atomic_int g_conn_timed_out;
+static struct thread *threads;
+static atomic_int g_phase;	/* PH_RUN: the main thread started the run */
+static atomic_llong g_t0;	/* its start */
+static int64_t g_start;		/* when the threads were started */
 
 /* ---------------------------------------------------------------- thread */
 
@@ -109,7 +108,7 @@ static void thread_pin(struct thread *t)
 	}
 }
 
-void *thread_main(void *arg)
+static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	struct epoll_event evs[256];
@@ -231,7 +230,7 @@ void *thread_main(void *arg)
 }
 
 /* Make a thread leave epoll_wait and look at the phase again. */
-void thread_wake(struct thread *t)
+static void thread_wake(struct thread *t)
 {
 	uint64_t one = 1;
 
@@ -239,13 +238,10 @@ void thread_wake(struct thread *t)
 		die("eventfd: %s", strerror(errno));
 }
 
-void thread_init(struct thread *t, int id)
+static void thread_init(struct thread *t, int id)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-	unsigned rcap = (unsigned)cfg.pipeline;
 
-	if (rcap < WARMUP_DEPTH)
-		rcap = WARMUP_DEPTH;
 	t->id = id;
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -284,73 +280,49 @@ void thread_init(struct thread *t, int id)
 	t->spare = tally_new();
 	t->nconns = cfg.conns;
 	t->conns = xcalloc((size_t)cfg.conns, sizeof(*t->conns));
-	for (int i = 0; i < cfg.conns; i++) {
-		struct conn *c = &t->conns[i];
+	for (int i = 0; i < cfg.conns; i++)
+		conn_init(&t->conns[i], t);
+}
 
-		c->t = t;
-		c->fd = -1;
-		c->state = CS_DOWN;
-		c->in_cap = 64 * 1024;
-		c->in = xrealloc(NULL, c->in_cap);
-		c->out_cap = 16 * 1024;
-		c->out = xrealloc(NULL, c->out_cap);
-		c->rcap = rcap;
-		c->reqs = xcalloc(rcap, sizeof(*c->reqs));
-		c->kcap = rcap * (unsigned)cfg.multiget;
-		c->keyring = xcalloc(c->kcap, sizeof(*c->keyring));
-		c->backoff = BACKOFF_MIN_NS;
+void threads_start(void)
+{
+	hist_init(&g_collect_lock);
+	g_start = now_ns();
+	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
+	threads = xcalloc((size_t)cfg.threads, sizeof(*threads));
+	for (int i = 0; i < cfg.threads; i++)
+		thread_init(&threads[i], i);
+	for (int i = 0; i < cfg.threads; i++)
+		if (pthread_create(&threads[i].tid, NULL, thread_main, &threads[i]))
+			die("pthread_create failed");
+}
+
+void run_begin(int64_t t0)
+{
+	atomic_store(&g_t0, t0);
+	atomic_store(&g_phase, PH_RUN);
+	/*
+	 * Wake every thread now: the schedule starts at t0, and a thread left
+	 * asleep in epoll_wait (up to its 100 ms timeout) would send its first
+	 * requests late, count that delay as latency, and lose it from the
+	 * measured throughput.
+	 */
+	for (int i = 0; i < cfg.threads; i++)
+		thread_wake(&threads[i]);
+}
+
+int64_t threads_join(int *timed_out)
+{
+	int64_t t_end = 0;
+
+	*timed_out = 0;
+	for (int i = 0; i < cfg.threads; i++) {
+		pthread_join(threads[i].tid, NULL);
+		if (threads[i].t_end > t_end)
+			t_end = threads[i].t_end;
+		*timed_out |= threads[i].timed_out;
 	}
-}
-
-void stats_add(struct stats *a, const struct stats *b)
-{
-	a->ops += b->ops;
-	a->gets += b->gets;
-	a->sets += b->sets;
-	a->deletes += b->deletes;
-	a->touches += b->touches;
-	a->hits += b->hits;
-	a->misses += b->misses;
-	a->misses_purged += b->misses_purged;
-	a->hits_rebuilt += b->hits_rebuilt;
-	a->errors += b->errors;
-	a->verify_errors += b->verify_errors;
-	a->conn_errors += b->conn_errors;
-	a->unfinished += b->unfinished;
-}
-
-struct tally *tally_new(void)
-{
-	struct tally *a = xcalloc(1, sizeof(*a));
-
-	tally_reset(a);
-	return a;
-}
-
-void tally_reset(struct tally *a)
-{
-	memset(&a->all, 0, sizeof(a->all));
-	memset(a->cmd, 0, sizeof(a->cmd));
-	for (int op = 0; op < OP_COUNT; op++)
-		hist_reset(&a->hist[op]);
-}
-
-void tally_add(struct tally *a, const struct tally *b)
-{
-	stats_add(&a->all, &b->all);
-	for (int op = 0; op < OP_COUNT; op++) {
-		stats_add(&a->cmd[op], &b->cmd[op]);
-		if (b->hist[op].total)
-			hist_merge(&a->hist[op], &b->hist[op]);
-	}
-}
-
-void tally_merged(const struct tally *a, struct hist *h)
-{
-	hist_reset(h);
-	for (int op = 0; op < OP_COUNT; op++)
-		if (a->hist[op].total)
-			hist_merge(h, &a->hist[op]);
+	return t_end;
 }
 
 struct hist g_collect_lock;
@@ -387,16 +359,6 @@ void collect(struct tally *into)
 		t->spare = full;
 	}
 }
-
-void sleep_ns(int64_t ns)
-{
-	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
-
-	if (ns > 0)
-		nanosleep(&ts, NULL);
-}
-
-int64_t g_start;
 
 /* Stop the run when the server was never reachable within the timeout. */
 void check_connect_timeout(int64_t now)

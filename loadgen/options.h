@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * options.h - the configuration of a run, which options.c reads from the
+ * command line into cfg before anything else runs and nothing changes
+ * afterwards.
+ */
+#ifndef OPTIONS_H
+#define OPTIONS_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "gen.h"
+#include "zipf.h"
+
+#define MAX_MULTIGET 100
+#define MAX_KEY 250
+
+/* The commands of the measured mix; OP_GET is mg with --meta. */
+enum { OP_GET, OP_SET, OP_DELETE, OP_TOUCH, OP_COUNT };
+
+enum { ARRIVE_CONSTANT, ARRIVE_POISSON };
+
+struct config {
+	const char *server;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int threads;
+	int conns;
+	int pipeline;
+	double rate;
+	double duration;
+	uint64_t ops;
+	uint64_t keys;
+	const char *prefix;
+	size_t prefixlen;
+	int zipf;
+	double zipf_s;
+	int scramble;		/* YCSB's scrambled Zipfian */
+	double get_ratio;	/* the share of gets in the mix */
+	double mix[OP_COUNT];	/* shares of the commands, sum 1 */
+	const char *gen_str;
+	struct gen_params gen;
+	int multiget;		/* keys per get: multiget_min..multiget */
+	int multiget_min;
+	int key_min, key_max;	/* --key-size; 0: keys are PREFIX + index */
+	int meta;		/* gets as meta commands (mg KEY v f) */
+	int arrivals;		/* ARRIVE_*: open-loop intervals */
+	int warmup_random;	/* warm-up in a random order of the keys */
+	struct perm wu_perm;
+	const char *hdr_log;
+	int pin;		/* --pin: thread i on the i-th allowed CPU */
+	int sched_batch;	/* --sched-batch: load threads under SCHED_BATCH */
+	int warmup;
+	int verify;
+	double interval;
+	const char *json;
+	int quiet;
+	uint64_t seed;
+	double connect_timeout;
+	double timeout;		/* --timeout: bound of an --ops run, 0 = none */
+	double run_limit;	/* the run's length: --duration or --timeout */
+	int limit_is_timeout;	/* run_limit comes from --timeout */
+};
+
+extern struct config cfg;
+
+/* Fill cfg from the command line, or exit with status 64. */
+void parse_args(int argc, char **argv);
+
+#endif /* OPTIONS_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * output.h - what loadgen prints from collected tallies: the summary, the
+ * progress line, the interval lines, the JSON file and the HdrHistogram
+ * log.
+ */
+#ifndef OUTPUT_H
+#define OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+#include "tally.h"
+
+/* How the run ended, for the summary and the JSON file. */
+enum { END_NORMAL, END_INTERRUPTED, END_CONNECT_TIMEOUT, END_TIMEOUT };
+
+/* One --interval line on stdout: t seconds into the run, secs long. */
+void print_interval_json(double t, double secs, const struct tally *a);
+/* The progress line on a terminal (stderr). */
+void print_progress(double t, double secs, const struct tally *a);
+/* --json: collect_lock is how long collecting held the threads' locks. */
+void write_json(const char *path, double secs, double cpu,
+		const struct tally *a, int end, const struct hist *collect_lock);
+void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
+		   int end);
+/* HdrHistogram interval log (--hdr-log); t0 is the start of the run. */
+void hdr_log_open(const char *path);
+void hdr_log_interval(int64_t t0, double start, double secs,
+		      const struct tally *a);
+void hdr_log_close(void);
+
+#endif /* OUTPUT_H */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tally.h - what is counted: the counters of the whole run and of each
+ * command, and a latency histogram per command.  A load thread counts
+ * into its own tally; the main thread collects them (run.c) and prints
+ * them (output.c).
+ */
+#ifndef TALLY_H
+#define TALLY_H
+
+#include <stdint.h>
+
+#include "hist.h"
+#include "options.h"
+
+/*
+ * Counters of the whole run and of each command.  The whole run's hits and
+ * misses are those of the keys asked by gets; a command's own are its
+ * positive and negative answers (VALUE or not, DELETED or NOT_FOUND,
+ * TOUCHED or NOT_FOUND).  misses_purged and hits_rebuilt count the meta
+ * replies that carry the server's P flag (purged by the kernel).
+ */
+struct stats {
+	uint64_t ops, gets, sets, deletes, touches, hits, misses;
+	uint64_t misses_purged, hits_rebuilt;
+	uint64_t errors, verify_errors, conn_errors;
+	uint64_t unfinished;	/* in flight or due but unsent at the end */
+};
+
+/* Counters and a histogram per command. */
+struct tally {
+	struct stats all;
+	struct stats cmd[OP_COUNT];
+	struct hist hist[OP_COUNT];
+};
+
+void stats_add(struct stats *a, const struct stats *b);
+struct tally *tally_new(void);
+void tally_reset(struct tally *a);
+void tally_add(struct tally *a, const struct tally *b);
+/* The histogram of every command together. */
+void tally_merged(const struct tally *a, struct hist *h);
+
+#endif /* TALLY_H */
