@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * cache.c - memcached item semantics over index.c and store.c.
  *

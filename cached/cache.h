@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * cache.h - item semantics on top of index and store: lookup with expiry
  * and flush, the six store commands, delete, touch, incr/decr, flush_all,

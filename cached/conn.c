@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * conn.c - a client connection: buffers, output, fetched values,
  * references, the answered callback and the registry (see conn.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * conn.h - a client connection: its buffers, its output, the values an
  * origin fetched for it, its references, and the registry of open

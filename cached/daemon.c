@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * daemon.c - the state every part of the daemon shares (daemon.h):
  * settings, global and connection counters, cache_lock, the clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * daemon.h - what every part of the daemon shares: settings, counters,
  * cache_lock, the clock and logging (defined in daemon.c).

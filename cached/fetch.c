@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fetch.c - a small pool of threads that fetch from the gen and dir
  * origins.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fetch.h - the pool of threads that fetch from the synchronous origins
  * (gen and dir), so that a slow rebuild keeps only the connection that

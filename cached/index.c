@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * index.c - chained hash table of items (see index.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * index.h - the key index: a chained hash table of items in ordinary
  * memory.  An item knows its key, metadata and where its value lives in

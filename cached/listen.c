@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * listen.c - the listening sockets and accept, in the main thread's event
  * loop: TCP on -l/-p or a UNIX socket with -s, the -c connection limit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * listen.h - the listening sockets and accept (main thread).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * madvfree.c - --mode madvfree: the store's values in private anonymous
  * memory, idle segments given up with MADV_FREE.  This is what mainline

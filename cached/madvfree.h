@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * madvfree.h - --mode madvfree: MADV_FREE on private anonymous memory with
  * a cookie word per page to tell a freed page from a kept one.  The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * main.c - command line, start-up, the main thread's loop (clock,
  * volatility timer, spare segments, PSI, signals) and clean shutdown.  The

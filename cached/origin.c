@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * origin.c - the synchronous origins (gen and dir) and --origin parsing.
  * The memcache origin is asynchronous and lives in upstream.c.

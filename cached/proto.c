@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * proto.c - what the protocol parsers share: memcached's tokenizer and
  * number parsers, noreply, and the paths of a command through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * proto.h - what the protocol parsers share (proto.c): the tokenizer,
  * memcached's number parsers, noreply, the meta protocol's item flags,

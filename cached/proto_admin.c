@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * proto_admin.c - memcached 1.6's operator commands beyond the basic
  * protocol: lru_crawler (metadump lists every live item, as dump tools

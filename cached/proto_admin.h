@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * proto_admin.h - the admin commands (proto_admin.c), called by the
  * dispatcher (proto_text.c).

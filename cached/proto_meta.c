@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * proto_meta.c - memcached 1.6's meta commands: mg, ms, md, ma and me,
  * answered byte for byte as memcached 1.6.18 answers them (mn is answered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * proto_meta.h - the meta commands (proto_meta.c), called by the
  * dispatcher (proto_text.c).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * proto_text.c - the memcached text protocol: framing, the classic
  * commands and the dispatch of every command line (meta commands to

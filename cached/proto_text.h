@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * proto_text.h - the memcached text protocol on a connection: the
  * classic commands and the dispatcher of every command line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * psi.c - memory-pressure driven dropping (--mode psi), the user-space
  * alternative that kernel-driven volatile ranges are compared with.

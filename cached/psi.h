@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * psi.h - --mode psi: the daemon gives memory back itself when free memory
  * runs low (a band of free memory, as CacheLib's MemoryMonitor, woken early

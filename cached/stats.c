@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * stats.c - counters in memcached's names plus the volatility counters.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * store.c - values in one memfd, cut into page-aligned segments.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * store.h - value storage: one memfd, page-aligned segments, volatility.
  * Callers hold cache_lock exclusively, except where a function says

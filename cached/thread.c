@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * thread.c - worker threads and the connection I/O loop.
  *

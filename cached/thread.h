@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * thread.h - worker threads, each running its own libevent event_base
  * with the connections the main thread handed to it: the top of the

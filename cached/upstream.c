@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * upstream.c - the memcache:HOST:PORT origin.
  *

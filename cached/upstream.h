@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * upstream.h - the memcache:HOST:PORT origin: one pipelined connection per
  * worker thread, driven by the worker's event loop, so a slow upstream

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * worker.c - a worker's event base and the calls other threads post to
  * it (see worker.h).

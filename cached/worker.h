@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * worker.h - a worker as the modules below the worker threads see it:
  * its event base, its link to the memcache origin, and the calls other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * gen.c - the deterministic synthetic origin; see gen.h for the formula.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * gen.h - the deterministic synthetic origin ("--origin gen:OPTIONS").
  *

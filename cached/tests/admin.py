@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Operator commands and flags: cache_memlimit shrinks the store and gives
 the memory back, and grows it again up to -m, or past it up to
 --memory-max; -R changes which pipelined

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """make bench: cached against Debian's memcached 1.6 with the same load
 tool, threads (-t 2), memory (-m 256) and mix (90% get, 10% set; 100-byte
 and 4 KiB values), side by side in one run; then index memory per object

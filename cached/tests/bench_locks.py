@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Lock contention of cached under a get/set mix: cached -t 4 -m 256,
 10,000 keys of 100 bytes (warmed), loadgen -t 2 -c 8 closed loop for
 BENCH_LOCK_SECONDS (5) per round, BENCH_LOCK_ROUNDS rounds (4).  Per round

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Real clients against cached: python3-pymemcache and libmemcached-tools
 (memccp, memccat, memcrm, memcflush, memcstat, memcslap/memcaslap)."""
 import os

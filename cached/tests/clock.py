@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A step of the wall clock does not move the daemon's clock: items with a
 relative expiry stay, and `stats time` keeps counting from where it was,
 as in memcached (a monotonic clock).  The wall clock of the daemon alone

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * clockstep.c - LD_PRELOAD shim for tests: the wall clock (time(),
  * gettimeofday(), clock_gettime(CLOCK_REALTIME)) runs CLOCKSTEP_FILE's

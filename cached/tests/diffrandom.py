@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Random differential protocol test: seeded random sessions of pipelined
 commands, well-formed and malformed, go to Debian's memcached and to cached
 on fresh connections; the replies must match byte for byte, cas uniques

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Differential protocol test: the same sessions, including malformed input,
 go to Debian's memcached and to cached; replies must match byte for byte,
 cas uniques included (version and stats are checked separately)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fake_kernel.c - volatile ranges of one memfd, as the kernel series keeps
  * them (see fake_kernel.h).  A sorted array of disjoint page ranges: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * fake_kernel.h - the volatile-range series in user space, for tests built
  * with -DVOL_FAKE: store.c's vol_mark/vol_unmark/vol_query land here.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The fetch pool (--fetch-threads): gen and dir fetches run off the worker's
 event loop.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_proto.c - libFuzzer harness for the protocol parser and the item
  * semantics behind it.  The input is split at 0xff bytes into reads (so

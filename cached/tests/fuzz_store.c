@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz_store.c - model-based fuzzer of cached's item semantics and store
  * against a shadow map, on the fake kernel (tests/fake_kernel.c) at its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # guest-job.sh - host check of the guest job image/guest/cached-volatile.sh:
 # syntax (busybox sh when installed, else dash), then a run against the
 # host build.  The host kernel has no volatile ranges, so exactly the

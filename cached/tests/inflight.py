@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Replies in flight never carry a wrong byte.  Values of 2 KiB and more
 go out straight from the memfd (zero copy), so a command that rewrites a
 value in place (incr, decr and ma write a shorter number over the old one,

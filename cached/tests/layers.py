@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """layers.py - the daemon's files form layers: nothing reaches up, no circle.
 
 Every file of cached/ (a module is X.c with X.h) belongs to one layer of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * mcclient.c - a tiny memcached text-protocol client for tests that run
  * where no python is (the QEMU guest).  Values come from the gen origin's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Run memcached 1.6.18's own protocol tests (its t/*.t, from Debian's
 # source package) against cached.  memcached's test library starts
 # "$builddir/timedrun 600 $builddir/memcached-debug ARGS" and talks to it;

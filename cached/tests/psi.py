@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The psi mode's band policy on the host, driven through a meminfo file of
 the test's own (CACHED_MEMINFO): free memory below the band gives back a
 step a poll, coldest data first and lost (a miss without an origin), up to

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Robustness and command line: bad flags exit 64, root needs -u, the
 connection limit refuses cleanly, a client that floods replies without
 reading is cut off at the output bound while others are served, garbage

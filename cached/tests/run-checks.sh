@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Run every host test; one TAP line each (image/guest/tap.sh, the helper of
 # every test script), with the last 40 lines of a failed test's output,
 # then "N passed, N failed, N skipped".  Exit status 1 when anything failed.

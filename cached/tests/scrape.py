@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Monitoring scrapes never stall gets.
 
   scrape-p99    many small items (SCRAPE_ITEMS, 1,000,000 by default); one

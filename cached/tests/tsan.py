@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The daemon under ThreadSanitizer (build-tsan/cached, `make tsan`): four
 workers and the main thread, with many client connections mixing gets,
 gats, sets, deletes, touches, incr, multi-gets and meta commands, one connection

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * unit.c - unit tests of index, store (with simulated purges), item
  * semantics and the protocol parser.  Prints "ok"/"not ok" per check and

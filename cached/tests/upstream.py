@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """--origin memcache:HOST:PORT against Debian's memcached as the upstream:
 misses read through, sets write through before STORED, deletes forwarded;
 a slow upstream does not block other clients of the same worker thread;

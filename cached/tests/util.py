@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Helpers for the host tests: start servers on free loopback ports."""
 import os
 import select

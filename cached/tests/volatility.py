@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Modes on the host: without the kernel series the daemon logs one clear
 line and runs pinned; --mode pinned logs nothing of the kind; --mode psi
 arms a PSI trigger (or falls back with a clear line); --mode madvfree
