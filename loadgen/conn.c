@@ -169,7 +169,7 @@ void conn_init(struct conn *c, struct thread *t)
 	c->backoff = BACKOFF_MIN_NS;
 }
 
-void conn_start(struct conn *c, int64_t now)
+static void conn_start(struct conn *c, int64_t now)
 {
 	int one = 1;
 	int fd = socket(cfg.addr.ss_family,
@@ -376,7 +376,7 @@ static void issue_run(struct conn *c, int64_t t_start)
 }
 
 /* Put as many requests on c as its mode allows right now. */
-void conn_fill(struct conn *c, int64_t now)
+static void conn_fill(struct conn *c, int64_t now)
 {
 	struct thread *t = c->t;
 
@@ -408,7 +408,7 @@ void conn_fill(struct conn *c, int64_t now)
 	}
 }
 
-void conn_flush(struct conn *c, int64_t now)
+static void conn_flush(struct conn *c, int64_t now)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off,
@@ -732,7 +732,47 @@ again:
 		goto again;
 }
 
-void conn_event(struct conn *c, uint32_t ev, int64_t now)
+/*
+ * Put c in its thread's timers for the moment the loop must look at it
+ * without an event: a down connection at its retry, an open-loop one with
+ * room in its pipeline at its next intended send.  Anything else waits for
+ * an event (a connect completing, a reply, room to send) and has no timer.
+ */
+static void conn_schedule(struct conn *c)
+{
+	struct thread *t = c->t;
+	int64_t when = INT64_MAX;
+
+	if (c->state == CS_DOWN)
+		when = c->retry_at;
+	else if (c->state == CS_UP && t->phase == PH_RUN && cfg.rate > 0 &&
+		 t->quota && c->rcount < (unsigned)cfg.pipeline &&
+		 c->next_send < t->t_stop)
+		when = c->next_send;
+	if (when == INT64_MAX)
+		heap_del(&t->timers, &c->timer);
+	else
+		heap_set(&t->timers, &c->timer, when);
+}
+
+/*
+ * Every due send is queued (conn_fill stops at the first one in the future
+ * or when the pipeline is full) and a failed connection retries after
+ * now, so a kicked connection never comes back due at the same now.
+ */
+void conn_kick(struct conn *c, int64_t now)
+{
+	if (c->state == CS_DOWN && now >= c->retry_at)
+		conn_start(c, now);
+	if (c->state == CS_UP) {
+		conn_fill(c, now);
+		if (c->out_len > c->out_off)
+			conn_flush(c, now);
+	}
+	conn_schedule(c);
+}
+
+static void conn_event_do(struct conn *c, uint32_t ev, int64_t now)
 {
 	if (c->state == CS_CONNECTING) {
 		int err = 0;
@@ -763,6 +803,12 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 	conn_fill(c, now_ns());
 	if (c->state == CS_UP && c->out_len > c->out_off)
 		conn_flush(c, now);
+}
+
+void conn_event(struct conn *c, uint32_t ev, int64_t now)
+{
+	conn_event_do(c, ev, now);
+	conn_schedule(c);
 }
 
 /* Count one request the run ended without an answer to. */

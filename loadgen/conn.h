@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heap.h"
+
 struct thread;
 
 struct req {
@@ -45,7 +47,13 @@ struct conn {
 	int64_t retry_at;
 	int64_t backoff;
 	int settled;		/* its first connection attempt has ended */
+	struct heap_node timer;	/* in the thread's timers: a send or retry due */
 };
+
+static inline struct conn *conn_of_timer(struct heap_node *x)
+{
+	return (struct conn *)((char *)x - offsetof(struct conn, timer));
+}
 
 /* What the connections tell the main thread. */
 extern atomic_int g_connected;	/* some connection was established */
@@ -54,11 +62,13 @@ extern atomic_ullong g_warm_done;	/* warm-up sets answered or lost */
 
 /* A new connection of thread t, down, with its buffers. */
 void conn_init(struct conn *c, struct thread *t);
-void conn_start(struct conn *c, int64_t now);
-/* Queue as many requests as the phase and the schedule allow. */
-void conn_fill(struct conn *c, int64_t now);
-void conn_flush(struct conn *c, int64_t now);
-/* epoll reported ev on c. */
+/*
+ * The loop looks at c: its timer is due (a send or a retry), the thread
+ * started, or the run began.  It connects c if its retry is due, queues
+ * what the phase and the schedule allow, and sends.
+ */
+void conn_kick(struct conn *c, int64_t now);
+/* epoll reported ev on c: it connected, or replies came, or room to send. */
 void conn_event(struct conn *c, uint32_t ev, int64_t now);
 /* The measured run ended at t_end: count what c leaves unfinished. */
 void conn_finish(struct conn *c, int64_t t_end);

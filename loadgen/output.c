@@ -225,6 +225,8 @@ void write_json(const char *path, double secs, double cpu,
 		"\"max_us\":%.3f}",
 		(unsigned long long)collect_lock->total,
 		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
+	fprintf(f, ",\"loop\":{\"wakeups\":%llu,\"handled\":%llu}",
+		(unsigned long long)a->wakeups, (unsigned long long)a->handled);
 	fputs(",\"histogram\":", f);
 	hist_write_json(h, f);
 	fputs("}\n", f);

@@ -69,6 +69,8 @@ static void thread_start_run(struct thread *t)
 	int64_t t0 = atomic_load(&g_t0);
 
 	t->phase = PH_RUN;
+	if (cfg.run_limit > 0)
+		t->t_stop = t0 + (int64_t)(cfg.run_limit * 1e9);
 	for (int i = 0; i < t->nconns; i++) {
 		int g = t->id * cfg.conns + i;
 		/*
@@ -81,6 +83,11 @@ static void thread_start_run(struct thread *t)
 
 		t->conns[i].next_send = t0 + (off < SCHEDULE_MAX_NS ?
 					      (int64_t)off : SCHEDULE_MAX_NS);
+	}
+	/* every connection starts its requests, or its schedule */
+	for (int i = 0; i < t->nconns; i++) {
+		t->tally->handled++;
+		conn_kick(&t->conns[i], now_ns());
 	}
 }
 
@@ -132,23 +139,22 @@ static void *thread_main(void *arg)
 			die("--sched-batch: %s", strerror(errno));
 	}
 	pthread_mutex_lock(&t->lock);	/* a failure counts in t->tally */
-	for (int i = 0; i < t->nconns; i++)
-		conn_start(&t->conns[i], now_ns());
+	for (int i = 0; i < t->nconns; i++) {
+		t->tally->handled++;
+		conn_kick(&t->conns[i], now_ns());
+	}
 	pthread_mutex_unlock(&t->lock);
 	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
-		int64_t now = now_ns(), wake = INT64_MAX;
+		int64_t now = now_ns(), wake;
 		int n, timeout_ms = 100;
+		struct heap_node *x;
 
 		pthread_mutex_lock(&t->lock);
 		if (t->phase == PH_WARMUP && t->wu_next >= t->wu_end &&
 		    !t->outstanding)
 			t->phase = PH_WAIT;
-		if (t->phase == PH_WAIT && atomic_load(&g_phase) == PH_RUN) {
+		if (t->phase == PH_WAIT && atomic_load(&g_phase) == PH_RUN)
 			thread_start_run(t);
-			if (cfg.run_limit > 0)
-				t->t_stop = atomic_load(&g_t0) +
-					 (int64_t)(cfg.run_limit * 1e9);
-		}
 		if (t->phase == PH_RUN) {
 			if (now >= t->t_stop) {
 				t->t_end = t->t_stop;
@@ -164,26 +170,19 @@ static void *thread_main(void *arg)
 				break;
 			}
 		}
-		for (int i = 0; i < t->nconns; i++) {
-			struct conn *c = &t->conns[i];
-
-			if (c->state == CS_DOWN) {
-				if (now >= c->retry_at)
-					conn_start(c, now);
-				else if (c->retry_at < wake)
-					wake = c->retry_at;
-			}
-			if (c->state == CS_UP) {
-				conn_fill(c, now);
-				if (c->out_len > c->out_off)
-					conn_flush(c, now);
-				if (cfg.rate > 0 && t->phase == PH_RUN &&
-				    c->state == CS_UP && t->quota &&
-				    c->rcount < (unsigned)cfg.pipeline &&
-				    c->next_send < wake)
-					wake = c->next_send;
-			}
+		/*
+		 * The connections whose send or retry is due, and no other:
+		 * the rest wait for an event.  (Walking every connection on
+		 * every wake-up cost 400 visits per request with 400
+		 * connections, and with 5,000 at 20,000 ops/s the walk could
+		 * not keep the schedule: a p50 of 0.23 s.)
+		 */
+		while ((x = heap_top(&t->timers)) &&
+		       heap_top_key(&t->timers) <= now) {
+			t->tally->handled++;
+			conn_kick(conn_of_timer(x), now);
 		}
+		wake = heap_top_key(&t->timers);
 		pthread_mutex_unlock(&t->lock);
 		if (t->t_stop < wake)
 			wake = t->t_stop;
@@ -199,6 +198,7 @@ static void *thread_main(void *arg)
 		}
 		now = now_ns();
 		pthread_mutex_lock(&t->lock);
+		t->tally->wakeups++;
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr) {
 				uint64_t x;
@@ -215,6 +215,7 @@ static void *thread_main(void *arg)
 					die("eventfd: %s", strerror(errno));
 				continue;
 			}
+			t->tally->handled++;
 			conn_event(evs[i].data.ptr, evs[i].events, now);
 		}
 		pthread_mutex_unlock(&t->lock);
@@ -280,6 +281,8 @@ static void thread_init(struct thread *t, int id)
 	t->spare = tally_new();
 	t->nconns = cfg.conns;
 	t->conns = xcalloc((size_t)cfg.conns, sizeof(*t->conns));
+	if (heap_init(&t->timers, (unsigned)cfg.conns))
+		die("out of memory");
 	for (int i = 0; i < cfg.conns; i++)
 		conn_init(&t->conns[i], t);
 }

@@ -36,6 +36,7 @@ void tally_reset(struct tally *a)
 {
 	memset(&a->all, 0, sizeof(a->all));
 	memset(a->cmd, 0, sizeof(a->cmd));
+	a->wakeups = a->handled = 0;
 	for (int op = 0; op < OP_COUNT; op++)
 		hist_reset(&a->hist[op]);
 }
@@ -43,6 +44,8 @@ void tally_reset(struct tally *a)
 void tally_add(struct tally *a, const struct tally *b)
 {
 	stats_add(&a->all, &b->all);
+	a->wakeups += b->wakeups;
+	a->handled += b->handled;
 	for (int op = 0; op < OP_COUNT; op++) {
 		stats_add(&a->cmd[op], &b->cmd[op]);
 		if (b->hist[op].total)

@@ -27,11 +27,16 @@ struct stats {
 	uint64_t unfinished;	/* in flight or due but unsent at the end */
 };
 
-/* Counters and a histogram per command. */
+/*
+ * Counters and a histogram per command, and the load threads' own work:
+ * how often their loops woke up, and how many times they handled a
+ * connection (an event on it, a due send or retry, the start of the run).
+ */
 struct tally {
 	struct stats all;
 	struct stats cmd[OP_COUNT];
 	struct hist hist[OP_COUNT];
+	uint64_t wakeups, handled;
 };
 
 void stats_add(struct stats *a, const struct stats *b);

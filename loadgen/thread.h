@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "heap.h"
 #include "zipf.h"
 
 struct conn;
@@ -27,6 +28,7 @@ struct thread {
 	int64_t timer_armed;
 	struct conn *conns;
 	int nconns;
+	struct heap timers;	/* connections with a send or retry due */
 	struct rng rng;
 	struct zipf zipf;
 	struct ycsb_zipf yzipf;	/* --scramble */
