@@ -811,6 +811,30 @@ void conn_event(struct conn *c, uint32_t ev, int64_t now)
 	conn_schedule(c);
 }
 
+/*
+ * In open loop, the requests due on c and not sent are those of its
+ * schedule from next_send up to now: one per interval with constant
+ * arrivals; with Poisson arrivals, whose gaps are not drawn before they
+ * are sent, as many as the mean interval gives.
+ */
+void conn_census(const struct conn *c, int64_t now, struct census *s,
+		 int64_t *oldest)
+{
+	const struct thread *t = c->t;
+
+	if (t->phase != PH_RUN)
+		return;
+	s->in_flight += c->rcount;
+	if (c->rcount && c->reqs[c->rhead].t_start < *oldest)
+		*oldest = c->reqs[c->rhead].t_start;
+	if (cfg.rate > 0 && t->quota && c->next_send <= now &&
+	    c->next_send < t->t_stop) {
+		s->due += (uint64_t)((now - c->next_send) / t->interval_ns) + 1;
+		if (c->next_send < *oldest)
+			*oldest = c->next_send;
+	}
+}
+
 /* Count one request the run ended without an answer to. */
 static void unfinished(struct thread *t, int op, int64_t t_start, int64_t t_end)
 {

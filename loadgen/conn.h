@@ -70,6 +70,13 @@ void conn_init(struct conn *c, struct thread *t);
 void conn_kick(struct conn *c, int64_t now);
 /* epoll reported ev on c: it connected, or replies came, or room to send. */
 void conn_event(struct conn *c, uint32_t ev, int64_t now);
+struct census;
+/*
+ * Add what is outstanding on c at now to *s; *oldest becomes the intended
+ * or actual send time of its oldest outstanding request if that is older.
+ */
+void conn_census(const struct conn *c, int64_t now, struct census *s,
+		 int64_t *oldest);
 /* The measured run ended at t_end: count what c leaves unfinished. */
 void conn_finish(struct conn *c, int64_t t_end);
 

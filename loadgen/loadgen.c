@@ -50,6 +50,8 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
 	struct tally *total, *ivl, *prog, *snap;
+	/* what is outstanding at a tick; at the end it is all unfinished */
+	struct census cen, none = { 0 };
 	int tty, end = END_NORMAL, status = 0, timed_out;
 	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end;
 	double cpu0, secs, cpu;
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (now >= next_ivl || now >= next_prog) {
+			census(&cen);
 			collect(snap);
 			tally_add(total, snap);
 			tally_add(ivl, snap);
@@ -102,7 +105,8 @@ int main(int argc, char **argv)
 				if (tty)
 					fputs("\r\033[K", stderr);
 				print_interval_json((double)(now - t0) / 1e9,
-						    (double)(now - last_ivl) / 1e9, ivl);
+						    (double)(now - last_ivl) / 1e9, ivl,
+						    &cen);
 				if (cfg.hdr_log)
 					hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
 							 (double)(now - last_ivl) / 1e9, ivl);
@@ -113,7 +117,8 @@ int main(int argc, char **argv)
 			}
 			if (now >= next_prog) {
 				print_progress((double)(now - t0) / 1e9,
-					       (double)(now - last_prog) / 1e9, prog);
+					       (double)(now - last_prog) / 1e9, prog,
+					       &cen);
 				tally_reset(prog);
 				last_prog = now;
 				while (next_prog <= now)
@@ -144,7 +149,8 @@ int main(int argc, char **argv)
 
 		if (cfg.interval > 0)
 			print_interval_json((double)(te - t0) / 1e9,
-					    (double)(te - last_ivl) / 1e9, ivl);
+					    (double)(te - last_ivl) / 1e9, ivl,
+					    &none);
 		if (cfg.hdr_log)
 			hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
 					 (double)(te - last_ivl) / 1e9, ivl);

@@ -83,7 +83,8 @@ static void json_commands(FILE *f, double secs, const struct tally *a,
 	fputc('}', f);
 }
 
-void print_interval_json(double t, double secs, const struct tally *a)
+void print_interval_json(double t, double secs, const struct tally *a,
+			 const struct census *cen)
 {
 	const struct stats *s = &a->all;
 	struct hist *h = xcalloc(1, sizeof(*h));
@@ -94,6 +95,7 @@ void print_interval_json(double t, double secs, const struct tally *a)
 	       "\"misses\":%llu,\"hit_ratio\":%.4f,\"misses_purged\":%llu,"
 	       "\"misses_never_cached\":%llu,\"hits_rebuilt\":%llu,\"errors\":%llu,"
 	       "\"verify_errors\":%llu,\"conn_errors\":%llu,\"unfinished\":%llu,"
+	       "\"in_flight\":%llu,\"due\":%llu,\"oldest_us\":%.1f,"
 	       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
 	       "\"p999_us\":%.1f,\"max_us\":%.1f,",
 	       t, (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
@@ -107,6 +109,8 @@ void print_interval_json(double t, double secs, const struct tally *a)
 	       (unsigned long long)s->verify_errors,
 	       (unsigned long long)s->conn_errors,
 	       (unsigned long long)s->unfinished,
+	       (unsigned long long)cen->in_flight, (unsigned long long)cen->due,
+	       us(cen->age),
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 	       us(h->max));
@@ -116,18 +120,21 @@ void print_interval_json(double t, double secs, const struct tally *a)
 	free(h);
 }
 
-void print_progress(double t, double secs, const struct tally *a)
+void print_progress(double t, double secs, const struct tally *a,
+		    const struct census *cen)
 {
 	const struct stats *s = &a->all;
 	struct hist *h = xcalloc(1, sizeof(*h));
 
 	tally_merged(a, h);
 	fprintf(stderr, "\r[%6.1fs] %10.0f ops/s  hits %llu  misses %llu  errors %llu"
-		"  p99 %.1f us   ",
+		"  p99 %.1f us  outstanding %llu (oldest %.1f ms)   ",
 		t, secs > 0 ? (double)s->ops / secs : 0,
 		(unsigned long long)s->hits, (unsigned long long)s->misses,
 		(unsigned long long)(s->errors + s->verify_errors),
-		us(hist_percentile(h, 99)));
+		us(hist_percentile(h, 99)),
+		(unsigned long long)(cen->in_flight + cen->due),
+		(double)cen->age / 1e6);
 	free(h);
 }
 

@@ -16,10 +16,15 @@
 /* How the run ended, for the summary and the JSON file. */
 enum { END_NORMAL, END_INTERRUPTED, END_CONNECT_TIMEOUT, END_TIMEOUT };
 
-/* One --interval line on stdout: t seconds into the run, secs long. */
-void print_interval_json(double t, double secs, const struct tally *a);
+/*
+ * One --interval line on stdout: t seconds into the run, secs long, with
+ * what was outstanding at its end.
+ */
+void print_interval_json(double t, double secs, const struct tally *a,
+			 const struct census *cen);
 /* The progress line on a terminal (stderr). */
-void print_progress(double t, double secs, const struct tally *a);
+void print_progress(double t, double secs, const struct tally *a,
+		    const struct census *cen);
 /* --json: collect_lock is how long collecting held the threads' locks. */
 void write_json(const char *path, double secs, double cpu,
 		const struct tally *a, int end, const struct hist *collect_lock);

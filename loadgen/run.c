@@ -115,6 +115,45 @@ static void thread_pin(struct thread *t)
 	}
 }
 
+#define CENSUS_SLICE 256	/* connections a census looks at in one go */
+
+/*
+ * Go on with the census the main thread asked for: look at the next
+ * CENSUS_SLICE connections, and publish the census when all have been
+ * seen.  In slices, a thread with thousands of connections never holds
+ * back its sends for the whole walk; its loop does not sleep while a
+ * census is under way.
+ */
+static void census_step(struct thread *t)
+{
+	unsigned want = atomic_load(&t->census_want);
+	int64_t now = now_ns();
+	int end;
+
+	if (t->census_pos >= t->nconns) {
+		if (want == t->census_seq)
+			return;
+		t->census_seq = want;
+		t->census_pos = 0;
+		memset(&t->census_acc, 0, sizeof(t->census_acc));
+		t->census_oldest = INT64_MAX;
+	}
+	end = t->census_pos + CENSUS_SLICE;
+	if (end > t->nconns)
+		end = t->nconns;
+	for (; t->census_pos < end; t->census_pos++)
+		conn_census(&t->conns[t->census_pos], now,
+			    &t->census_acc, &t->census_oldest);
+	if (t->census_pos < t->nconns)
+		return;
+	if (t->census_acc.due > t->quota)
+		t->census_acc.due = t->quota;
+	t->census_acc.age = t->census_oldest == INT64_MAX ? 0 :
+			    now_ns() - t->census_oldest;
+	t->census = t->census_acc;
+	atomic_store(&t->census_done, t->census_seq);
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
@@ -182,6 +221,9 @@ static void *thread_main(void *arg)
 			t->tally->handled++;
 			conn_kick(conn_of_timer(x), now);
 		}
+		census_step(t);
+		if (t->census_pos < t->nconns)
+			timeout_ms = 0;
 		wake = heap_top_key(&t->timers);
 		pthread_mutex_unlock(&t->lock);
 		if (t->t_stop < wake)
@@ -280,6 +322,7 @@ static void thread_init(struct thread *t, int id)
 	t->tally = tally_new();
 	t->spare = tally_new();
 	t->nconns = cfg.conns;
+	t->census_pos = cfg.conns;	/* no census under way */
 	t->conns = xcalloc((size_t)cfg.conns, sizeof(*t->conns));
 	if (heap_init(&t->timers, (unsigned)cfg.conns))
 		die("out of memory");
@@ -360,6 +403,39 @@ void collect(struct tally *into)
 		tally_add(into, full);
 		tally_reset(full);
 		t->spare = full;
+	}
+}
+
+/*
+ * What is outstanding now over all threads (their sums; the oldest
+ * request's age).  Each load thread takes its census between its other
+ * work, so this waits for them, up to 20 ms: a thread that has not
+ * answered by then (the host did not run it) gives its last census.
+ */
+void census(struct census *sum)
+{
+	static unsigned seq;
+	int64_t deadline = now_ns() + 20000000LL;
+
+	seq++;
+	for (int i = 0; i < cfg.threads; i++) {
+		atomic_store(&threads[i].census_want, seq);
+		thread_wake(&threads[i]);
+	}
+	for (int i = 0; i < cfg.threads; i++)
+		while (atomic_load(&threads[i].census_done) != seq &&
+		       !atomic_load(&threads[i].done) && now_ns() < deadline)
+			sleep_ns(100000LL);
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < cfg.threads; i++) {
+		struct thread *t = &threads[i];
+
+		pthread_mutex_lock(&t->lock);
+		sum->in_flight += t->census.in_flight;
+		sum->due += t->census.due;
+		if (t->census.age > sum->age)
+			sum->age = t->census.age;
+		pthread_mutex_unlock(&t->lock);
 	}
 }
 

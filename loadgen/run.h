@@ -27,6 +27,8 @@ void run_begin(int64_t t0);
 /* Stop the run when no connection succeeded within --connect-timeout. */
 void check_connect_timeout(int64_t now);
 int all_done(void);
+/* What is outstanding now, over all threads (see tally.h). */
+void census(struct census *sum);
 /* Move every thread's counters and histograms into *into (merged). */
 void collect(struct tally *into);
 /* How long collect held a load thread's lock, each time (main thread only). */

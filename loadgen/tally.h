@@ -39,6 +39,17 @@ struct tally {
 	uint64_t wakeups, handled;
 };
 
+/*
+ * What is outstanding at one moment of the run: requests in flight (sent,
+ * not answered), requests due but not sent (open loop: the connection was
+ * full or down), and the age of the oldest of them, from its intended or
+ * actual send time.  It is a snapshot, not a sum over an interval.
+ */
+struct census {
+	uint64_t in_flight, due;
+	int64_t age;		/* ns; 0 when nothing is outstanding */
+};
+
 void stats_add(struct stats *a, const struct stats *b);
 struct tally *tally_new(void);
 void tally_reset(struct tally *a);

@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 #include "heap.h"
+#include "tally.h"
 #include "zipf.h"
 
 struct conn;
-struct tally;
 
 enum { PH_WARMUP, PH_WAIT, PH_RUN };
 
@@ -43,6 +43,19 @@ struct thread {
 	pthread_mutex_t lock;	/* guards tally against the reporter */
 	struct tally *tally;
 	struct tally *spare;	/* empty; the reporter's, swapped in by collect */
+	/*
+	 * A census of what is outstanding, taken when the main thread asks
+	 * (census_want) a slice of connections at a time (census_pos <
+	 * nconns while one is under way), then published in census with
+	 * census_done set to the request's number.
+	 */
+	atomic_uint census_want;
+	unsigned census_seq;
+	int census_pos;
+	struct census census_acc;
+	int64_t census_oldest;
+	struct census census;
+	atomic_uint census_done;
 	atomic_int done;
 };
 

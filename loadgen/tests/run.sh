@@ -594,6 +594,36 @@ python3 -c "import sys; sys.exit(0 if $p99 > 200000 and $p50 < $p99 / 2 else 1)"
 result open_loop_counts_stall_coordinated_omission $rc "ops $sops, p50 $p50 us, p99 $p99 us; $(tail -2 "$TMP/err" | tr '\n' ' ')"
 stop "$FS_PID"
 
+# An outage shows while it lasts: an interval line without completions
+# still says how many requests are in flight and due, and how old the
+# oldest of them is.  The lines of a 2 s stall used to show nothing but
+# zeros until it ended.  Under the stall both connections have their
+# request in flight, the requests due pile up, and the oldest one ages.
+start_fake --stall 2 --stall-at 0.3
+$LG -s 127.0.0.1:$FS_PORT -c 2 -r 200 -d 3 -k 500 -i 0.5 > "$TMP/ou.ivl" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+python3 - "$TMP/ou.ivl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+zero = [l for l in lines[:-1] if l["ops"] == 0 and l["errors"] == 0]
+assert len(zero) >= 2, [(l["t"], l["ops"]) for l in lines]
+for l in zero:
+    assert l["in_flight"] == 2 and l["due"] > 0 and l["oldest_us"] > 0, l
+for a, b in zip(zero, zero[1:]):
+    assert b["due"] > a["due"] and b["oldest_us"] > a["oldest_us"], (a, b)
+assert zero[-1]["oldest_us"] > 0.5e6, zero[-1]
+# the requests due are at least the run's rate times the oldest one's age
+for l in zero:
+    assert l["due"] + l["in_flight"] >= 200 * l["oldest_us"] / 1e6 - 2, l
+print("  # " + ", ".join("t %.1f: %d in flight, %d due, oldest %.0f ms"
+                         % (l["t"], l["in_flight"], l["due"], l["oldest_us"] / 1e3)
+                         for l in zero))
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result outage_shows_in_interval_lines $rc "exit $st; $(cut -c1-200 "$TMP/ou.ivl" | tr '\n' ' ' | cut -c1-600)"
+
 # A server that stops answering for the last 1.5 s of a 4 s open-loop run:
 # the request in flight and the 300 due but never sent are unfinished, and
 # their waiting up to the end of the run must reach p99.9 and max (without
