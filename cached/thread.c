@@ -56,6 +56,7 @@ struct conn_box {
 	bool dead;
 	bool want_read, want_write;
 	bool pending;                           /* on its worker's pend list */
+	bool rd_eof;            /* the client sent its last byte (or reset) */
 	struct conn_box *pend_next;
 };
 
@@ -141,7 +142,7 @@ static void conn_interest(struct conn *c)
 {
 	struct conn_box *b = box(c);
 	bool wr = c->commit > 0 && !b->pending;
-	bool rd = c->state != ST_WAIT && c->state != ST_CLOSE &&
+	bool rd = !b->rd_eof && c->state != ST_WAIT && c->state != ST_CLOSE &&
 		  evbuffer_get_length(c->out) <= OUT_SOFT;
 
 	if (rd != b->want_read) {
@@ -184,17 +185,30 @@ static bool conn_defer(struct conn *c)
  * rounds the other connections get their turn, and this one runs again
  * later in the same loop: its input may already all be in its buffer, so
  * no read event would come for it.
+ *
+ * A connection to close (bad input, quit, or a client that sent its last
+ * byte and whose every request read before that was answered) goes to
+ * ST_CLOSE: it sends what may be sent, waiting for the socket as long as
+ * the client reads, as memcached does, and closes when that is out.
  */
-static void conn_drive(struct conn *c, bool eof)
+static void conn_drive(struct conn *c)
 {
+	struct conn_box *b = box(c);
 	bool more = false;
 
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
-		bool queued = r != PROTO_CLOSE && !eof && conn_defer(c);
 
-		if (!queued &&
-		    (conn_flush(c) < 0 || r == PROTO_CLOSE || eof)) {
+		if (r == PROTO_CLOSE || (r == PROTO_MORE && b->rd_eof))
+			c->state = ST_CLOSE;
+		if (c->state == ST_CLOSE) {
+			if (conn_flush(c) < 0 || !c->commit) {
+				conn_close(c);
+				return;
+			}
+			break;          /* the rest when the socket takes it */
+		}
+		if (!conn_defer(c) && conn_flush(c) < 0) {
 			conn_close(c);
 			return;
 		}
@@ -231,10 +245,10 @@ static void worker_flush(struct thread *w)
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	bool eof = false;
+	struct conn_box *b = box(c);
 	(void)what;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 4 && !b->rd_eof; i++) {
 		size_t want = 16384;
 		ssize_t n;
 
@@ -257,11 +271,12 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 				break;   /* socket drained */
 			continue;
 		}
+		/* the end of input: what was read before it is still answered */
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			eof = true;
+			b->rd_eof = true;
 		break;
 	}
-	conn_drive(c, eof);
+	conn_drive(c);
 }
 
 static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -270,14 +285,14 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 
-	conn_drive(c, false);
+	conn_drive(c);
 }
 
 void conn_resume(struct conn *c)
 {
 	if (box(c)->dead)
 		return;
-	conn_drive(c, false);
+	conn_drive(c);
 }
 
 /*

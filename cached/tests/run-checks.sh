@@ -69,6 +69,8 @@ run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
+run limits $PY tests/limits.py
+run limits-asan env CACHED_BIN=build-asan/cached $PY tests/limits.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
 # memcached's t/ tests mostly wait (expiry, timeouts): beside the fetch
