@@ -66,6 +66,7 @@ struct conn {
 	struct evbuffer *out;
 	size_t commit;          /* bytes at the head of out that may be sent */
 	unsigned int nreq;      /* commands begun since memcached's last read */
+	bool yielded;           /* gave its turn after -R commands (PROTO_YIELD) */
 	size_t win;             /* input memcached's read buffer would hold */
 	struct evbuffer *gbuf;  /* one get command's reply, built aside */
 	enum conn_state state;

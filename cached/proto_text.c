@@ -975,11 +975,20 @@ static enum proto_ret proto_run(struct conn *c)
 		case ST_CMD:
 			break;
 		}
-		/* memcached's reqs_per_event (-R): it yields, and sends, every R */
+		/*
+		 * memcached's reqs_per_event (-R): it sends, and yields to the
+		 * worker's other connections, every R commands past the first
+		 * R + 1; the next call goes on where this one stopped
+		 */
 		if (c->nreq > rpe && (c->nreq - 1) % rpe == 0) {
-			out_commit(c);
-			__atomic_fetch_add(&stat_conn_yields, 1, __ATOMIC_RELAXED);
+			if (!c->yielded) {
+				out_commit(c);
+				__atomic_fetch_add(&stat_conn_yields, 1, __ATOMIC_RELAXED);
+				c->yielded = true;
+				return PROTO_YIELD;
+			}
 		}
+		c->yielded = false;
 		if (evbuffer_get_length(c->out) > OUT_SOFT)
 			return PROTO_BLOCKED;
 		if (c->win > avail)
@@ -1063,8 +1072,13 @@ enum proto_ret proto_process(struct conn *c)
 {
 	enum proto_ret r;
 
-	/* a value block that completes here counts as this event's first */
-	c->nreq = c->state == ST_CMD ? 0 : 1;
+	/*
+	 * A value block that completes here counts as this event's first;
+	 * after a yield the count goes on, as memcached's next event runs R
+	 * more commands before it yields again.
+	 */
+	if (!c->yielded)
+		c->nreq = c->state == ST_CMD ? 0 : 1;
 	r = proto_run(c);
 	if (r == PROTO_BLOCKED || (r == PROTO_MORE && c->state == ST_CMD))
 		out_commit(c);

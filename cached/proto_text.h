@@ -13,6 +13,8 @@ enum proto_ret {
 	PROTO_MORE,     /* consumed what it could; read more */
 	PROTO_BLOCKED,  /* stop reading until output drains / upstream answers */
 	PROTO_CLOSE,    /* close the connection after flushing */
+	PROTO_YIELD,    /* ran -R commands: let other connections run, then
+			   call again (the rest may all be buffered already) */
 };
 
 /*

@@ -57,6 +57,7 @@ struct conn_box {
 	bool want_read, want_write;
 	bool pending;                           /* on its worker's pend list */
 	bool rd_eof;            /* the client sent its last byte (or reset) */
+	bool resume;            /* yielded (-R): runs again when writable */
 	struct conn_box *pend_next;
 };
 
@@ -141,7 +142,7 @@ static int conn_flush(struct conn *c)
 static void conn_interest(struct conn *c)
 {
 	struct conn_box *b = box(c);
-	bool wr = c->commit > 0 && !b->pending;
+	bool wr = (c->commit > 0 && !b->pending) || b->resume;
 	bool rd = !b->rd_eof && c->state != ST_WAIT && c->state != ST_CLOSE &&
 		  evbuffer_get_length(c->out) <= OUT_SOFT;
 
@@ -184,7 +185,8 @@ static bool conn_defer(struct conn *c)
  * Run the protocol and queue or flush; loop while input waits.  After 8
  * rounds the other connections get their turn, and this one runs again
  * later in the same loop: its input may already all be in its buffer, so
- * no read event would come for it.
+ * no read event would come for it.  After -R commands (PROTO_YIELD) it
+ * runs again in the next pass, when its socket is reported writable.
  *
  * A connection to close (bad input, quit, or a client that sent its last
  * byte and whose every request read before that was answered) goes to
@@ -196,6 +198,7 @@ static void conn_drive(struct conn *c)
 	struct conn_box *b = box(c);
 	bool more = false;
 
+	b->resume = false;
 	for (int round = 0; round < 8; round++) {
 		enum proto_ret r = proto_process(c);
 
@@ -211,6 +214,15 @@ static void conn_drive(struct conn *c)
 		if (!conn_defer(c) && conn_flush(c) < 0) {
 			conn_close(c);
 			return;
+		}
+		if (r == PROTO_YIELD) {
+			/*
+			 * As memcached: wait for writability, which the next
+			 * pass of the loop reports after the other connections'
+			 * I/O, since the rest of the input may all be buffered
+			 */
+			b->resume = true;
+			break;
 		}
 		more = r == PROTO_BLOCKED && c->state != ST_WAIT &&
 		       evbuffer_get_length(c->out) <= OUT_SOFT;

@@ -4,9 +4,12 @@
 is memcached's: a client that half-closes after a pipeline gets every
 answer, as does one that ends it with quit.  Run one part with its name as
 the argument (limits.py halfclose)."""
+import os
+import signal
 import socket
 import sys
 import threading
+import time
 
 import util
 
@@ -64,8 +67,81 @@ def halfclose():
         util.stop(proc)
 
 
+def stopped(proc):
+    """SIGSTOP, and wait until every thread of proc is stopped."""
+    proc.send_signal(signal.SIGSTOP)
+    end = time.time() + 5
+    while time.time() < end:
+        states = []
+        for t in os.listdir("/proc/%d/task" % proc.pid):
+            try:
+                states.append(open("/proc/%d/task/%s/stat" % (proc.pid, t)).read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                pass
+        if states and all(st in "tT" for st in states):
+            return
+        time.sleep(0.001)
+    raise RuntimeError("pid %d did not stop" % proc.pid)
+
+
+def yields():
+    """-R: a connection with a pipeline in its buffer runs -R commands (one
+    more the first time), then lets the worker's other connections run.
+    With -t 1 -R 1, the daemon stopped (SIGSTOP) while one connection sends
+    800 incr of a counter and another a get of it, both ready when it goes
+    on: the get must see the counter after at most 2 incr, in every round.
+    The daemon used to run the whole pipeline first (the get saw 800).
+    memcached, the same."""
+    n = 800
+    for name, starter in (("memcached", util.start_memcached), ("cached", util.start_cached)):
+        proc, port = starter("-t", "1", "-R", "1")
+        seen, yields0 = [], int(util.stats(port)["conn_yields"])
+        for rnd in range(5):
+            a = socket.create_connection(("127.0.0.1", port))
+            b = socket.create_connection(("127.0.0.1", port))
+            for s in (a, b):   # both connections set up in the daemon first
+                s.sendall(b"version\r\n")
+                s.recv(100)
+            a.sendall(b"set ctr 0 0 1\r\n0\r\n")
+            check(a.recv(100) == b"STORED\r\n", "%s: counter set" % name)
+            stopped(proc)
+            a.sendall(b"incr ctr 1 noreply\r\n" * n)
+            b.sendall(b"get ctr\r\n")
+            proc.send_signal(signal.SIGCONT)
+            b.settimeout(5)
+            got = b""
+            while not got.endswith(b"END\r\n"):
+                d = b.recv(100)
+                if not d:
+                    break
+                got += d
+            try:
+                seen.append(int(got.split(b"\r\n")[1]))
+            except (IndexError, ValueError):
+                seen.append(-1)
+            a.sendall(b"get ctr\r\n")
+            a.settimeout(5)
+            got = b""
+            while not got.endswith(b"END\r\n"):
+                d = a.recv(100)
+                if not d:
+                    break
+                got += d
+            check(got == b"VALUE ctr 0 %d\r\n%d\r\nEND\r\n" % (len(str(n)), n),
+                  "%s: all %d incr ran: %r" % (name, n, got))
+            a.close()
+            b.close()
+        check(all(0 <= v <= 2 for v in seen),
+              "%s -R 1: the get ran after at most 2 of the %d incr of a pipeline ready with it: %r"
+              % (name, n, seen))
+        yields = int(util.stats(port)["conn_yields"]) - yields0
+        check(yields >= 5 * (n // 2 - 1), "%s: conn_yields counts them: %d" % (name, yields))
+        util.stop(proc)
+
+
 PARTS = {
     "halfclose": halfclose,
+    "yields": yields,
 }
 
 
