@@ -226,7 +226,16 @@ static uint64_t pick_key(struct thread *t)
 	return zipf_sample(&t->zipf, &t->rng) - 1;
 }
 
-/* "set KEY 0 0 LEN\r\nVALUE\r\n" */
+/* --expiry-range: the expiry of the next set or touch, in seconds */
+static unsigned pick_expiry(struct thread *t)
+{
+	if (cfg.exp_min == cfg.exp_max)
+		return (unsigned)cfg.exp_max;
+	return (unsigned)cfg.exp_min +
+	       (unsigned)rng_below(&t->rng, (uint64_t)(cfg.exp_max - cfg.exp_min + 1));
+}
+
+/* "set KEY 0 EXPIRY LEN\r\nVALUE\r\n" */
 static void put_set(struct conn *c, uint64_t k)
 {
 	char key[MAX_KEY + 24];
@@ -234,14 +243,16 @@ static void put_set(struct conn *c, uint64_t k)
 	uint32_t vl = gen_value_len(&cfg.gen, key, kl);
 	char *p;
 
-	out_reserve(c, kl + 40 + vl);
+	out_reserve(c, kl + 50 + vl);
 	p = c->out + c->out_len;
 	memcpy(p, "set ", 4);
 	p += 4;
 	memcpy(p, key, kl);
 	p += kl;
-	memcpy(p, " 0 0 ", 5);
-	p += 5;
+	memcpy(p, " 0 ", 3);
+	p += 3;
+	p += u64_to_str(p, pick_expiry(c->t));
+	*p++ = ' ';
 	p += u64_to_str(p, vl);
 	*p++ = '\r';
 	*p++ = '\n';
@@ -301,11 +312,15 @@ static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
 		p = put_line(c->out + c->out_len, "delete ", 7, key, "", 0);
 		c->out_len = (size_t)(p - c->out);
 		break;
-	case OP_TOUCH:
+	case OP_TOUCH: {
+		char tail[16] = " ";
+		size_t tl = 1 + u64_to_str(tail + 1, pick_expiry(t));
+
 		out_reserve(c, MAX_KEY + 40);
-		p = put_line(c->out + c->out_len, "touch ", 6, key, " 0", 2);
+		p = put_line(c->out + c->out_len, "touch ", 6, key, tail, tl);
 		c->out_len = (size_t)(p - c->out);
 		break;
+	}
 	default:
 		r->nkeys = (uint16_t)nkeys;
 		out_reserve(c, 8 + (size_t)nkeys * (MAX_KEY + 16));

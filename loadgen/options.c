@@ -64,6 +64,10 @@ static const char usage_text[] =
 "      --meta             gets as meta commands (mg KEY v f), one per key;\n"
 "                         the server's P flag counts purged misses and\n"
 "                         values rebuilt after a purge\n"
+"      --expiry-range MIN-MAX  the expiry of every set (the warm-up's\n"
+"                         too) and touch, in seconds, drawn uniformly from\n"
+"                         MIN..MAX, at most 2592000 (30 days); a single N\n"
+"                         is that expiry (0: never expire, the default)\n"
 "  -g, --gen OPTIONS      value formula options, the same string as the\n"
 "                         daemon's --origin gen:OPTIONS: size=N|MIN-MAX,\n"
 "                         cost=US, seed=N (size=100).  Sets store these\n"
@@ -227,7 +231,7 @@ static void parse_server(const char *s)
 enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
-	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT,
+	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY,
 };
 
 static const struct option long_opts[] = {
@@ -247,6 +251,7 @@ static const struct option long_opts[] = {
 	{ "arrivals", required_argument, NULL, O_ARRIVALS },
 	{ "scramble", no_argument, NULL, O_SCRAMBLE },
 	{ "key-size", required_argument, NULL, O_KEY_SIZE },
+	{ "expiry-range", required_argument, NULL, O_EXPIRY },
 	{ "mix", required_argument, NULL, O_MIX },
 	{ "meta", no_argument, NULL, O_META },
 	{ "warmup-order", required_argument, NULL, O_WARMUP_ORDER },
@@ -379,6 +384,10 @@ void parse_args(int argc, char **argv)
 		case O_KEY_SIZE:
 			parse_range("--key-size", optarg, 1, MAX_KEY, &cfg.key_min,
 				    &cfg.key_max);
+			break;
+		case O_EXPIRY:
+			parse_range("--expiry-range", optarg, 0, MAX_EXPIRY,
+				    &cfg.exp_min, &cfg.exp_max);
 			break;
 		case O_MIX:
 			parse_mix(optarg);

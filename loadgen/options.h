@@ -15,6 +15,8 @@
 
 #define MAX_MULTIGET 100
 #define MAX_KEY 250
+/* The longest expiry memcached takes as relative: 30 days, in seconds. */
+#define MAX_EXPIRY 2592000
 
 /* The commands of the measured mix; OP_GET is mg with --meta. */
 enum { OP_GET, OP_SET, OP_DELETE, OP_TOUCH, OP_COUNT };
@@ -44,6 +46,7 @@ struct config {
 	int multiget;		/* keys per get: multiget_min..multiget */
 	int multiget_min;
 	int key_min, key_max;	/* --key-size; 0: keys are PREFIX + index */
+	int exp_min, exp_max;	/* --expiry-range, seconds; 0: never expire */
 	int meta;		/* gets as meta commands (mg KEY v f) */
 	int arrivals;		/* ARRIVE_*: open-loop intervals */
 	int warmup_random;	/* warm-up in a random order of the keys */

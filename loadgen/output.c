@@ -166,9 +166,11 @@ static void json_config(FILE *f)
 		cfg.connect_timeout,
 		(unsigned long long)cfg.keys);
 	json_str(f, cfg.prefix);
-	fprintf(f, ",\"key_size\":[%d,%d],\"dist\":\"%s\",\"zipf_s\":%.4f,"
+	fprintf(f, ",\"key_size\":[%d,%d],\"expiry_range\":[%d,%d],"
+		"\"dist\":\"%s\",\"zipf_s\":%.4f,"
 		"\"scramble\":%s,\"get_ratio\":%.4f,\"mix\":{",
-		cfg.key_min, cfg.key_max, cfg.zipf ? "zipf" : "uniform",
+		cfg.key_min, cfg.key_max, cfg.exp_min, cfg.exp_max,
+		cfg.zipf ? "zipf" : "uniform",
 		cfg.zipf ? cfg.zipf_s : 0.0, cfg.scramble ? "true" : "false",
 		cfg.mix[OP_GET]);
 	for (int op = 0; op < OP_COUNT; op++)

@@ -20,7 +20,8 @@ value formula), and can:
   --rebuild N   meta gets: every Nth hit is answered "VA .. P" (a value
                 rebuilt after a purge)
   --log FILE    one line per command: "TIME CMD KEY REPLY" (TIME in
-                seconds, monotonic), written when the server exits
+                seconds, monotonic), and for set and touch " exptime=N"
+                after it, written when the server exits
   --no-meta     answer ERROR to every mg, as a server without the meta
                 protocol does
   --unix PATH   listen on a unix socket at PATH instead (and print PATH)
@@ -146,7 +147,10 @@ class Conn(asyncio.Protocol):
             if self.args.log:
                 keys = b",".join(parts[1:]) if cmd in (b"get", b"gets") else \
                     (parts[1] if len(parts) > 1 else b"-")
-                log.append(b"%.6f %s %s %s" % (now, cmd, keys, reply.split(b"\r\n")[0]))
+                line = b"%.6f %s %s %s" % (now, cmd, keys, reply.split(b"\r\n")[0])
+                if cmd in (b"set", b"touch") and len(parts) >= (4 if cmd == b"set" else 3):
+                    line += b" exptime=" + parts[3 if cmd == b"set" else 2]
+                log.append(line)
             if state["first"] is None:
                 state["first"] = now
             if (self.args.stall and not state["stalled"]

@@ -129,7 +129,8 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--mix get=1,put=1" "--mix get=0" "--mix get" "--multiget 5-2" "--key-size 0" \
 	"--key-size 10-251" "--arrivals random" "--warmup-order sideways" \
 	"--server nocolon" "--get-ratio 2" "--ratio 1" "--multiget 101" "stray" \
-	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999" "--timeout -1"; do
+	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999" "--timeout -1" \
+	"--expiry-range 9-5" "--expiry-range 2592001" "--expiry-range -1"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -462,6 +463,25 @@ PY
 	rc=$?
 	result hdr_interval_log $rc "$(tail -3 "$TMP/err" | tr '\n' ' ')"
 
+	# Keys set with --expiry-range 2-2 (two seconds) expire in memcached:
+	# gets find them in the first half second after the warm-up, and
+	# none from 3 s on (memcached's clock moves in whole seconds, so an
+	# item lives 1-2 s).  No set runs after the warm-up.
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -k 1000 --key-prefix ttl: --warmup \
+		--expiry-range 2-2 --get-ratio 1 -d 3.5 -i 0.5 > "$TMP/ttl.ivl" 2> "$TMP/err"
+	st=$?
+	python3 - "$TMP/ttl.ivl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert lines[0]["hits"] > 0, lines[0]
+late = [b for a, b in zip(lines, lines[1:]) if a["t"] >= 3.0]   # from 3 s on
+assert late and all(l["hits"] == 0 and l["misses"] > 0 for l in late), \
+    [(l["t"], l["hits"], l["misses"]) for l in lines]
+PY
+	rc=$?
+	[ "$st" = 0 ] || rc=1
+	result expiry_range_expires_in_memcached $rc "exit $st; $(grep -o '"t":[0-9.]*,"ops":[0-9]*\|"hits":[0-9]*' "$TMP/ttl.ivl" | tr '\n' ' ')"
+
 	# Poisson arrivals keep the offered rate (their goodness of fit is
 	# tested in test_zipf, where no scheduler jitter blurs it)
 	$LG -s 127.0.0.1:$MC_PORT -c 20 -p 4 -d 2 -r 2000 --arrivals poisson -q \
@@ -478,6 +498,7 @@ PY
 	rc=0
 	$ASAN -s 127.0.0.1:$MC_PORT -c 3 -d 1 -k 2000 --warmup --warmup-order random \
 		--verify --mix get=5,set=2,delete=1,touch=1 -m 1-5 --key-size 20-250 \
+		--expiry-range 100-200 \
 		--gen size=10-5000,seed=4 -i 0.3 --hdr-log "$TMP/as.hlog" \
 		--json "$TMP/as.json" > "$TMP/as.out" 2> "$TMP/as.err" || rc=1
 	$ASAN -s 127.0.0.1:$MC_PORT -t 2 --pin --sched-batch -c 2 -p 3 -d 1 -k 2000 --meta -m 1-100 \
@@ -794,6 +815,27 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result key_size_and_multiget_ranges $rc "exit $st"
+
+# --expiry-range: every set (the warm-up's too) and every touch carries
+# an expiry drawn uniformly from the range, as the server sees them
+start_fake --log "$TMP/fe.log"
+$LG -s 127.0.0.1:$FS_PORT -c 2 -n 3000 -k 200 --warmup --expiry-range 5-9 \
+	--mix get=1,set=1,touch=1 -q 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+python3 - "$TMP/fe.log" <<'PY'
+import sys
+from collections import Counter
+log = [l.split() for l in open(sys.argv[1])]
+exp = Counter(l[-1] for l in log if l[1] in ("set", "touch"))
+n = sum(exp.values())
+assert n >= 1000 and set(exp) == {"exptime=%d" % e for e in range(5, 10)}, exp
+assert all(v > 0.15 * n for v in exp.values()), exp      # 20% each
+assert sum(1 for l in log if l[1] == "touch") > 500
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result expiry_range_on_sets_and_touches $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
 
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"
