@@ -382,8 +382,10 @@ enum store_res cache_store(enum store_cmd cmd, const char *key, size_t nkey,
 			}
 			return R_NOT_STORED;
 		}
-		if ((size_t)old->vlen + vlen + nkey + 64 > settings.item_size_max)
-			return R_TOO_LARGE;
+		/* as memcached, whose joined item finds no room */
+		if (!cache_item_fits(nkey, old->flags,
+				     (uint64_t)old->vlen + vlen + 2))
+			return R_NOT_STORED;
 		/* old and new parts are joined in a bounded temporary copy */
 		tmp = malloc((size_t)old->vlen + vlen + 2);
 		if (!tmp)

@@ -36,6 +36,18 @@ static inline void cache_key_unlock(uint32_t hv)
 }
 
 enum store_cmd { CMD_SET, CMD_ADD, CMD_REPLACE, CMD_APPEND, CMD_PREPEND, CMD_CAS };
+
+/*
+ * Does an item fit memcached's -I bound?  memcached counts a 48-byte
+ * header, the key and its NUL, 4 bytes of client flags unless they are 0,
+ * the value with its CRLF (nbytes) and 8 bytes of cas.  A set past it is
+ * "object too large", an append or prepend NOT_STORED.
+ */
+static inline bool cache_item_fits(size_t nkey, uint32_t flags, uint64_t nbytes)
+{
+	return 48 + (uint64_t)nkey + 1 + (flags ? 4 : 0) + nbytes + 8 <=
+	       settings.item_size_max;
+}
 enum store_res {
 	R_STORED, R_NOT_STORED, R_EXISTS, R_NOT_FOUND, R_TOO_LARGE, R_NO_MEMORY,
 	R_RETRY   /* cache_store_local: repeat under the exclusive lock */

@@ -22,7 +22,6 @@
 #include "daemon.h"
 
 #define MAX_TOKENS 24
-#define ITEM_OVERHEAD 56      /* header bytes counted against -I, as memcached */
 
 typedef struct {
 	char *value;

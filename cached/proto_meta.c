@@ -769,8 +769,8 @@ static void meta_set(struct conn *c, token_t *tokens, size_t ntokens)
 		cmd = CMD_CAS;
 	if (has_error)
 		goto error;
-	if ((uint64_t)tokens[1].length + (uint64_t)vlen + 2 + ITEM_OVERHEAD >
-	    settings.item_size_max) {
+	if (!cache_item_fits(tokens[1].length, of.client_flags,
+			     (uint64_t)vlen + 2)) {
 		uint32_t hv = index_hash(tokens[1].value, tokens[1].length);
 
 		/* no stale value may outlive a failed store, in any mode */

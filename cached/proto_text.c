@@ -423,8 +423,7 @@ static void process_update(struct conn *c, token_t *tokens, size_t ntokens,
 		return;
 	}
 	stats_prefix_set(tokens[1].value, tokens[1].length);
-	if ((uint64_t)tokens[1].length + (uint64_t)vlen + 2 + ITEM_OVERHEAD >
-	    settings.item_size_max) {
+	if (!cache_item_fits(tokens[1].length, flags, (uint64_t)vlen + 2)) {
 		out_string(c, "SERVER_ERROR object too large for cache");
 		c->state = ST_SWALLOW;
 		c->swallow = (uint64_t)vlen + 2;

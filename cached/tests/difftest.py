@@ -10,6 +10,7 @@ import util
 
 K250 = b"k" * 250
 K251 = b"k" * 251
+M1 = 1 << 20
 
 CASES = {
     "set_get": b"set a 0 0 1\r\nx\r\nget a\r\nget a b a\r\n",
@@ -147,6 +148,18 @@ CASES = {
     "meta_pipeline_mixed": b"set a 0 0 1\r\nx\r\nmg a v\r\nget a\r\nms a 2 MA\r\nyz\r\ngets a\r\n"
                            b"incr a 1\r\nma a\r\ndelete a\r\nmd a\r\nmg a v\r\nmn\r\nget " + K251 + b"\r\n",
     "meta_cull": b"md zz\r\nmg a v\r\nms a 1\r\nx\r\nmg a v\r\nget a " + K251 + b"\r\nmn\r\n",
+    # memcached's -I bound: 48 bytes of header, key and NUL, 4 bytes of
+    # client flags unless 0, the value and CRLF, 8 bytes of cas; past it an
+    # append or prepend is NOT_STORED and the value stays
+    "item_size_boundary": b"".join(
+        b"set k %d 0 %d\r\n%s\r\n" % (f, v, b"a" * v) for f in (0, 5)
+        for v in (M1 - 65, M1 - 64, M1 - 63, M1 - 60, M1 - 59, M1 - 58)) + b"".join(
+        b"set k %d 0 %d\r\n%s\r\n%s k 0 0 %d\r\n%s\r\nget k\r\n" % (f, a, b"a" * a, cmd, n, b"b" * n)
+        for f in (0, 5) for cmd in (b"append", b"prepend")
+        for a, n in ((M1 - 70, 9), (M1 - 70, 10), (M1 - 70, 11), (M1 - 74, 10), (M1 - 74, 11))) +
+        b"set k 0 0 1000000\r\n" + b"c" * 1000000 + b"\r\nappend k 0 0 100000 noreply\r\n" +
+        b"d" * 100000 + b"\r\nprepend k 0 0 1\r\ne\r\nms k 100000 MA\r\n" + b"f" * 100000 +
+        b"\r\nms k 100000 MP q\r\n" + b"f" * 100000 + b"\r\nmn\r\n",
     "key_251_set_value_as_line": b"set " + K251 + b" 0 0 30000\r\n" + b"v" * 30000 + b"\r\nget a\r\n",
 }
 
