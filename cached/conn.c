@@ -3,7 +3,7 @@
  * conn.c - a client connection: buffers, output, fetched values,
  * references, the answered callback and the registry (see conn.h).
  *
- * Buffers: the read buffer holds at most one command line (<= 1 MiB for
+ * Buffers: the read buffer holds at most one command line (<= --input-limit for
  * a multi-get) or one value (<= -I) and shrinks back after a big value;
  * the values an origin fetched for one get are bounded by FETCHED_MAX.
  * Both are counted in stat conn_buffer_bytes.

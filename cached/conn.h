@@ -36,7 +36,6 @@ enum conn_state {
 
 #define RBUF_INIT (16 * 1024)
 #define LINE_MAX_NONGET 2048          /* memcached's limit without '\n' */
-#define LINE_MAX_GET (1024 * 1024)    /* bound on a multi-get line */
 #define LINE_MAX_READ 16384           /* memcached's read buffer */
 #define OUT_SOFT (256 * 1024)         /* stop parsing while output above */
 

@@ -80,7 +80,9 @@ static void usage(void)
 	       "    --psi-max=PCT        band: most percent of the cache given back (default 20)\n"
 	       "    --psi-interval=MS    band: poll interval (default 500)\n"
 	       "    --psi-drop=PCT       trigger: percent of the cache dropped per event (default 5)\n"
-	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n");
+	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n"
+	       "    --input-limit=BYTES  input a connection may hold without a complete\n"
+	       "                         command, i.e. the longest multi-get line (default 8m)\n");
 }
 
 static void die_usage(const char *fmt, ...)
@@ -134,7 +136,7 @@ enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
 	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
 	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
-	OPT_PSI_INTERVAL, OPT_FETCH_THREADS
+	OPT_PSI_INTERVAL, OPT_FETCH_THREADS, OPT_INPUT_LIMIT
 };
 
 static void parse_args(int argc, char **argv)
@@ -168,6 +170,7 @@ static void parse_args(int argc, char **argv)
 		{ "psi-max", required_argument, NULL, OPT_PSI_MAX },
 		{ "psi-interval", required_argument, NULL, OPT_PSI_INTERVAL },
 		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+		{ "input-limit", required_argument, NULL, OPT_INPUT_LIMIT },
 		{ NULL, 0, NULL, 0 }
 	};
 	char err[256];
@@ -193,6 +196,7 @@ static void parse_args(int argc, char **argv)
 	settings.psi_max_pct = 20;
 	settings.psi_interval_ms = 500;
 	settings.out_max = 64ull << 20;
+	settings.in_max = 8ull << 20;
 	settings.prefix_delim = ':';
 	gen_defaults(&settings.gen);
 
@@ -310,6 +314,11 @@ static void parse_args(int argc, char **argv)
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
 				die_usage("bad --output-limit '%s' (at least 1m)", optarg);
 			settings.out_max = v;
+			break;
+		case OPT_INPUT_LIMIT:
+			if (parse_size(optarg, &v) < 0 || v < (1u << 20) || v > (1ull << 30))
+				die_usage("bad --input-limit '%s' (1m..1g)", optarg);
+			settings.in_max = v;
 			break;
 		case ':':
 			die_usage("option %s needs a value", argv[optind - 1]);

@@ -10,7 +10,8 @@
  * Framing follows memcached: a command is the bytes up to '\n' (a '\r'
  * before it is dropped, and the line ends at an embedded NUL, as with
  * memcached's strlen); a line of more than 2048 bytes without '\n' closes
- * the connection unless it is a multi-get, which may grow to 1 MiB.  Tokens
+ * the connection unless it is a multi-get, which may grow to --input-limit
+ * (past it, memcached's "SERVER_ERROR out of memory reading request").  Tokens
  * are separated by single spaces; at most 24 tokens, the rest of a long get
  * is tokenized again.  A store command's value block is read into the
  * connection's buffer (at most -I bytes plus CRLF) and must end in "\r\n".
@@ -1005,8 +1006,20 @@ static enum proto_ret proto_run(struct conn *c)
 			c->nreq = 0;
 			c->win = avail;
 			el = memchr(line, '\n', avail);
+			if (!el && avail > settings.in_max) {
+				/*
+				 * memcached's reply when its buffer cannot grow
+				 * for a request; it then closes
+				 */
+				c->noreply = false;
+				out_string(c, "SERVER_ERROR out of memory reading request");
+				out_commit(c);
+				__atomic_fetch_add(&stat_input_limit_closes, 1,
+						   __ATOMIC_RELAXED);
+				return PROTO_CLOSE;
+			}
 			if (!el)
-				return avail > LINE_MAX_GET ? PROTO_CLOSE : PROTO_MORE;
+				return PROTO_MORE;
 		}
 		if (!el) {
 			/* memcached sends what it has, then reads its buffer full */

@@ -30,6 +30,7 @@
 #include "store.h"
 
 uint64_t stat_conn_yields;
+uint64_t stat_input_limit_closes;
 uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;
 
 const char *mode_name(enum cache_mode m)
@@ -95,6 +96,7 @@ void stats_emit(struct evbuffer *out)
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
 	U("conn_yields", __atomic_load_n(&stat_conn_yields, __ATOMIC_RELAXED));
+	U("input_limit_closes", __atomic_load_n(&stat_input_limit_closes, __ATOMIC_RELAXED));
 	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
 	U("conn_buffer_bytes", __atomic_load_n(&stat_conn_buffer_bytes, __ATOMIC_RELAXED));
 	U("cmd_get", s.cmd_get);
@@ -214,6 +216,7 @@ void stats_settings_emit(struct evbuffer *out)
 	U("psi_max_pct", settings.psi_max_pct);
 	U("psi_interval_ms", settings.psi_interval_ms);
 	U("output_limit", settings.out_max);
+	U("input_limit", settings.in_max);
 	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);
 }
@@ -234,6 +237,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_total_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_conn_yields, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_input_limit_closes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_unlocked_unmarks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_punches, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_punches_queued, 0, __ATOMIC_RELAXED);

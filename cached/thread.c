@@ -18,7 +18,7 @@
  * Bounds: a connection stops being read while its output is above
  * OUT_SOFT (a pipelining client gets backpressure, not unbounded memory);
  * a single reply above settings.out_max closes it (proto_text.c); the read
- * buffer never holds more than one command line (<= 1 MiB for multi-get)
+ * buffer never holds more than one command line (<= --input-limit)
  * or one value (<= -I).
  */
 #include "thread.h"

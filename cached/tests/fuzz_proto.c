@@ -31,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		settings.maxbytes = 8u << 20;
 		settings.item_size_max = 64 * 1024;
 		settings.out_max = 1u << 20;
+		settings.in_max = 1u << 20;
 		settings.verify = true;
 		settings.idle_secs = 1;
 		current_time = process_started = 1700000000;

@@ -770,6 +770,7 @@ static int run_seed(uint64_t seed, long ops)
 	if (settings.item_size_max > settings.maxbytes)
 		settings.item_size_max = settings.maxbytes;
 	settings.out_max = 64 << 20;
+	settings.in_max = 8 << 20;
 	settings.verify = below(2);
 	settings.idle_secs = 1 + below(8);
 	current_time = process_started = 1000000000;

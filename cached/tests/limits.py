@@ -139,9 +139,62 @@ def yields():
         util.stop(proc)
 
 
+def inputlimit():
+    """--input-limit: a connection holding more input than this without a
+    complete command gets memcached's error for a request it cannot hold
+    and is closed (input_limit_closes); a multi-get line within it is
+    answered, as memcached answers any: a line of 2.25 MB sent in pieces,
+    by default, gets memcached's reply.  It used to close the connection
+    once it held 1 MiB of the line."""
+    keys = b" ".join(b"k%07d" % i for i in range(250000))   # 2.25 MB
+    for name, starter in (("memcached", util.start_memcached), ("cached", util.start_cached)):
+        proc, port = starter()
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"set k0000001 0 0 2\r\nhi\r\n")
+        data = b"get " + keys + b"\r\nget k0000001\r\n"
+        for i in range(0, len(data), 32768):   # the line arrives in pieces
+            try:
+                s.sendall(data[i:i + 32768])
+            except OSError:
+                break
+            time.sleep(0.002)
+        try:
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        got = read_all(s, 5)
+        s.close()
+        hit = b"VALUE k0000001 0 2\r\nhi\r\nEND\r\n"
+        check(got == b"STORED\r\n" + hit + hit, "%s: a multi-get line of 2.25 MB: %r" % (name, got[:80]))
+        util.stop(proc)
+    proc, port = util.start_cached("--input-limit", "2m")
+    check(util.stats(port, "settings").get("input_limit") == str(2 << 20),
+          "stats settings input_limit: %r" % util.stats(port, "settings").get("input_limit"))
+    keys = b" ".join(b"k%07d" % i for i in range(150000))   # 1.35 MB
+    got = util.command(port, b"set k0000001 0 0 2\r\nhi\r\nget " + keys + b"\r\nversion\r\n", timeout=5)
+    check(got.startswith(b"STORED\r\nVALUE k0000001 0 2\r\nhi\r\nEND\r\nVERSION "),
+          "a multi-get line of 1.35 MB within the limit is answered: %r" % got[:80])
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"set k 0 0 1\r\nx\r\n")
+    keys = b" ".join(b"k%07d" % i for i in range(250000))   # 2.25 MB, no end
+    try:
+        s.sendall(b"get " + keys)
+    except OSError:
+        pass
+    got = read_all(s, 5)
+    s.close()
+    check(got == b"STORED\r\nSERVER_ERROR out of memory reading request\r\n",
+          "a 2.25 MB multi-get line past --input-limit 2m: %r" % got[:120])
+    st = util.stats(port)
+    check(st.get("input_limit_closes") == "1", "input_limit_closes: %r" % st.get("input_limit_closes"))
+    check(util.command(port, b"get k\r\n") == b"VALUE k 0 1\r\nx\r\nEND\r\n", "others served")
+    util.stop(proc)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
+    "inputlimit": inputlimit,
 }
 
 

@@ -45,6 +45,7 @@ static void setup(uint64_t mb)
 	settings.maxbytes = mb << 20;
 	settings.item_size_max = 1 << 20;
 	settings.out_max = 64 << 20;
+	settings.in_max = 8 << 20;
 	settings.verify = true;
 	settings.idle_secs = 10;
 	current_time = process_started = 1000000000;
