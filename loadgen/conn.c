@@ -217,13 +217,10 @@ static void out_reserve(struct conn *c, size_t n)
 	c->out = xrealloc(c->out, c->out_cap);
 }
 
-static uint64_t pick_key(struct thread *t)
+/* The key of a get (ROLE_GET, also deletes and touches) or a set. */
+static uint64_t pick_key(struct thread *t, int role)
 {
-	if (!cfg.zipf)
-		return rng_below(&t->rng, cfg.keys);
-	if (cfg.scramble)
-		return ycsb_zipf_sample(&t->yzipf, &t->rng);
-	return zipf_sample(&t->zipf, &t->rng) - 1;
+	return cfg.key_base + keydist_sample(&t->keys[role], &t->rng);
 }
 
 /* --expiry-range: the expiry of the next set or touch, in seconds */
@@ -330,7 +327,7 @@ static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
 			p += 3;
 		}
 		for (unsigned i = 0; i < nkeys; i++) {
-			uint64_t k = pick_key(t);
+			uint64_t k = pick_key(t, ROLE_GET);
 
 			ring_push(c, k);
 			if (cfg.meta) {
@@ -385,7 +382,7 @@ static void issue_run(struct conn *c, int64_t t_start)
 	if (op == OP_GET)
 		issue(c, op, t_start, 0, pick_nkeys(t));
 	else
-		issue(c, op, t_start, pick_key(t), 1);
+		issue(c, op, t_start, pick_key(t, op == OP_SET ? ROLE_SET : ROLE_GET), 1);
 	if (t->quota != UINT64_MAX)
 		t->quota--;
 }
@@ -402,8 +399,8 @@ static void conn_fill(struct conn *c, int64_t now)
 		       t->wu_next < t->wu_end) {
 			uint64_t k = t->wu_next++;
 
-			issue(c, OP_SET, now, cfg.warmup_random ?
-			      perm_map(&cfg.wu_perm, k) : k, 1);
+			issue(c, OP_SET, now, cfg.key_base + (cfg.warmup_random ?
+			      perm_map(&cfg.wu_perm, k) : k), 1);
 		}
 		return;
 	}

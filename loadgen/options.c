@@ -45,10 +45,18 @@ static const char usage_text[] =
 "                         (the server, when it shares the cores)\n"
 "Keys and values:\n"
 "  -k, --keys N           key space size (100000); keys are PREFIX0..PREFIX(N-1)\n"
+"      --key-minimum M    the first key index (0): keys are PREFIXM..PREFIX(M+N-1)\n"
 "      --key-prefix P     key prefix (\"key:\")\n"
-"      --dist D           key popularity: uniform or zipf:S, S > 0 (uniform);\n"
-"                         with zipf, PREFIX0 is the most popular key\n"
-"      --scramble         with zipf: YCSB's scrambled Zipfian: a Zipf value\n"
+"      --dist D           how keys are drawn: uniform (default), zipf:S with\n"
+"                         S > 0 (the first key is the most popular),\n"
+"                         sequential (each thread walks the keys in order\n"
+"                         from its share's start, wrapping around) or\n"
+"                         gaussian[:SD] (a normal centred on the middle\n"
+"                         key, SD keys wide, N/6 by default, at most N)\n"
+"      --set-dist D       the same for the keys of sets alone (default: as\n"
+"                         --dist, which then draws the gets', deletes' and\n"
+"                         touches')\n"
+"      --scramble         zipf is YCSB's scrambled Zipfian: a Zipf value\n"
 "                         over 10^10 items, FNV-hashed modulo the key count,\n"
 "                         so hot keys are not neighbours\n"
 "      --key-size N|MIN-MAX  key length in bytes (up to 250): each key is\n"
@@ -179,6 +187,28 @@ static void parse_mix(char *s)
 		cfg.mix[op] = w[op] / sum;
 }
 
+/* uniform, zipf:S, sequential, gaussian or gaussian:SD */
+static void parse_dist(const char *opt, const char *s, struct dist_spec *d)
+{
+	d->param = 0;
+	if (!strcmp(s, "uniform")) {
+		d->kind = KD_UNIFORM;
+	} else if (!strncmp(s, "zipf:", 5)) {
+		d->kind = KD_ZIPF;
+		d->param = parse_double(opt, s + 5, 1e-6, 100);
+	} else if (!strcmp(s, "sequential")) {
+		d->kind = KD_SEQUENTIAL;
+	} else if (!strcmp(s, "gaussian")) {
+		d->kind = KD_GAUSSIAN;
+	} else if (!strncmp(s, "gaussian:", 9)) {
+		d->kind = KD_GAUSSIAN;
+		d->param = parse_double(opt, s + 9, 1e-9, 1e19);
+	} else {
+		die_usage("%s: expected uniform, zipf:S, sequential or gaussian[:SD], got '%s'",
+			  opt, s);
+	}
+}
+
 static void set_get_ratio(double g)
 {
 	memset(cfg.mix, 0, sizeof(cfg.mix));
@@ -231,7 +261,8 @@ static void parse_server(const char *s)
 enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
-	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY,
+	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY, O_SET_DIST,
+	O_KEY_MIN,
 };
 
 static const struct option long_opts[] = {
@@ -245,6 +276,8 @@ static const struct option long_opts[] = {
 	{ "keys", required_argument, NULL, 'k' },
 	{ "key-prefix", required_argument, NULL, O_PREFIX },
 	{ "dist", required_argument, NULL, O_DIST },
+	{ "set-dist", required_argument, NULL, O_SET_DIST },
+	{ "key-minimum", required_argument, NULL, O_KEY_MIN },
 	{ "get-ratio", required_argument, NULL, O_GET_RATIO },
 	{ "ratio", required_argument, NULL, O_RATIO },
 	{ "multiget", required_argument, NULL, 'm' },
@@ -274,7 +307,7 @@ static const struct option long_opts[] = {
 void parse_args(int argc, char **argv)
 {
 	int opt;
-	int have_duration = 0;
+	int have_duration = 0, have_set_dist = 0;
 	char err[256];
 
 	cfg.server = "127.0.0.1:11211";
@@ -328,15 +361,15 @@ void parse_args(int argc, char **argv)
 				die_usage("--key-prefix: longer than %d bytes", MAX_KEY - 20);
 			break;
 		case O_DIST:
-			if (!strcmp(optarg, "uniform")) {
-				cfg.zipf = 0;
-			} else if (!strncmp(optarg, "zipf:", 5)) {
-				cfg.zipf = 1;
-				cfg.zipf_s = parse_double("--dist zipf:S", optarg + 5,
-							  1e-6, 100);
-			} else {
-				die_usage("--dist: expected uniform or zipf:S, got '%s'", optarg);
-			}
+			parse_dist("--dist", optarg, &cfg.dist[ROLE_GET]);
+			break;
+		case O_SET_DIST:
+			parse_dist("--set-dist", optarg, &cfg.dist[ROLE_SET]);
+			have_set_dist = 1;
+			break;
+		case O_KEY_MIN:
+			cfg.key_base = parse_uint("--key-minimum", optarg, 0,
+						  UINT64_MAX / 2);
 			break;
 		case O_GET_RATIO:
 			set_get_ratio(parse_double("--get-ratio", optarg, 0, 1));
@@ -460,6 +493,20 @@ void parse_args(int argc, char **argv)
 	    (cfg.run_limit <= 0 || cfg.timeout < cfg.run_limit)) {
 		cfg.run_limit = cfg.timeout;
 		cfg.limit_is_timeout = 1;
+	}
+	if (!have_set_dist)
+		cfg.dist[ROLE_SET] = cfg.dist[ROLE_GET];
+	for (int role = 0; role < ROLE_COUNT; role++) {
+		struct dist_spec *d = &cfg.dist[role];
+
+		if (d->kind != KD_GAUSSIAN)
+			continue;
+		if (!d->param)
+			d->param = (double)cfg.keys / 6;
+		if (d->param > (double)cfg.keys)
+			die_usage("%s: gaussian:SD wider than the %llu keys (uniform is nearly that)",
+				  role == ROLE_SET ? "--set-dist" : "--dist",
+				  (unsigned long long)cfg.keys);
 	}
 	cfg.prefixlen = strlen(cfg.prefix);
 	cfg.get_ratio = cfg.mix[OP_GET];

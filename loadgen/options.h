@@ -23,6 +23,15 @@ enum { OP_GET, OP_SET, OP_DELETE, OP_TOUCH, OP_COUNT };
 
 enum { ARRIVE_CONSTANT, ARRIVE_POISSON };
 
+/* The keys of which commands a --dist draws: gets, deletes, touches; sets. */
+enum { ROLE_GET, ROLE_SET, ROLE_COUNT };
+
+/* --dist D: kind is a KD_* of zipf.h, param s for zipf, sd for gaussian */
+struct dist_spec {
+	int kind;
+	double param;
+};
+
 struct config {
 	const char *server;
 	struct sockaddr_storage addr;
@@ -34,11 +43,11 @@ struct config {
 	double duration;
 	uint64_t ops;
 	uint64_t keys;
+	uint64_t key_base;	/* --key-minimum: the first key index */
 	const char *prefix;
 	size_t prefixlen;
-	int zipf;
-	double zipf_s;
-	int scramble;		/* YCSB's scrambled Zipfian */
+	struct dist_spec dist[ROLE_COUNT];	/* --dist, --set-dist */
+	int scramble;		/* zipf is YCSB's scrambled Zipfian */
 	double get_ratio;	/* the share of gets in the mix */
 	double mix[OP_COUNT];	/* shares of the commands, sum 1 */
 	const char *gen_str;

@@ -152,6 +152,21 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* "PREFIXdist":"zipf","PREFIXzipf_s":S,"PREFIXgaussian_sd":SD, */
+static void json_dist(FILE *f, const char *prefix, const struct dist_spec *d)
+{
+	static const char *const names[] = {
+		[KD_UNIFORM] = "uniform", [KD_ZIPF] = "zipf",
+		[KD_SCRAMBLED] = "zipf", [KD_SEQUENTIAL] = "sequential",
+		[KD_GAUSSIAN] = "gaussian",
+	};
+
+	fprintf(f, "\"%sdist\":\"%s\",\"%szipf_s\":%.4f,\"%sgaussian_sd\":%.1f,",
+		prefix, names[d->kind], prefix,
+		d->kind == KD_ZIPF ? d->param : 0.0, prefix,
+		d->kind == KD_GAUSSIAN ? d->param : 0.0);
+}
+
 static void json_config(FILE *f)
 {
 	fputs("{\"server\":", f);
@@ -166,13 +181,14 @@ static void json_config(FILE *f)
 		cfg.connect_timeout,
 		(unsigned long long)cfg.keys);
 	json_str(f, cfg.prefix);
-	fprintf(f, ",\"key_size\":[%d,%d],\"expiry_range\":[%d,%d],"
-		"\"dist\":\"%s\",\"zipf_s\":%.4f,"
-		"\"scramble\":%s,\"get_ratio\":%.4f,\"mix\":{",
-		cfg.key_min, cfg.key_max, cfg.exp_min, cfg.exp_max,
-		cfg.zipf ? "zipf" : "uniform",
-		cfg.zipf ? cfg.zipf_s : 0.0, cfg.scramble ? "true" : "false",
-		cfg.mix[OP_GET]);
+	fprintf(f, ",\"key_minimum\":%llu,\"key_size\":[%d,%d],"
+		"\"expiry_range\":[%d,%d],",
+		(unsigned long long)cfg.key_base, cfg.key_min, cfg.key_max,
+		cfg.exp_min, cfg.exp_max);
+	json_dist(f, "", &cfg.dist[ROLE_GET]);
+	json_dist(f, "set_", &cfg.dist[ROLE_SET]);
+	fprintf(f, "\"scramble\":%s,\"get_ratio\":%.4f,\"mix\":{",
+		cfg.scramble ? "true" : "false", cfg.mix[OP_GET]);
 	for (int op = 0; op < OP_COUNT; op++)
 		fprintf(f, "%s\"%s\":%.4f", op ? "," : "", op_name(op), cfg.mix[op]);
 	fputs("},\"gen\":", f);

@@ -298,10 +298,14 @@ static void thread_init(struct thread *t, int id)
 		die("eventfd: %s", strerror(errno));
 	t->timer_armed = INT64_MAX;
 	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1);
-	if (cfg.zipf && cfg.scramble)
-		ycsb_zipf_init(&t->yzipf, cfg.keys, cfg.zipf_s);
-	else if (cfg.zipf)
-		zipf_init(&t->zipf, cfg.keys, cfg.zipf_s);
+	for (int role = 0; role < ROLE_COUNT; role++) {
+		const struct dist_spec *d = &cfg.dist[role];
+		int kind = d->kind == KD_ZIPF && cfg.scramble ? KD_SCRAMBLED : d->kind;
+
+		/* sequential: each thread starts at its share of the keys */
+		keydist_init(&t->keys[role], kind, cfg.keys, d->param,
+			     cfg.keys * (uint64_t)id / (uint64_t)cfg.threads);
+	}
 	if (cfg.rate > 0) {
 		/* converted only when it fits: 1e-300 ops/s is infinity */
 		double iv = 1e9 * cfg.threads * cfg.conns / cfg.rate;

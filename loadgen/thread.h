@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "heap.h"
+#include "options.h"
 #include "tally.h"
 #include "zipf.h"
 
@@ -30,8 +31,7 @@ struct thread {
 	int nconns;
 	struct heap timers;	/* connections with a send or retry due */
 	struct rng rng;
-	struct zipf zipf;
-	struct ycsb_zipf yzipf;	/* --scramble */
+	struct keydist keys[ROLE_COUNT];	/* --dist, --set-dist */
 	int64_t interval_ns;	/* open loop: per connection */
 	uint64_t quota;		/* requests left to issue, UINT64_MAX = no limit */
 	uint64_t outstanding;

@@ -1,6 +1,7 @@
 /*
  * zipf.c - xoshiro256**, the rejection-inversion Zipf sampler, YCSB's
- * scrambled Zipfian generator and the keyed permutation.
+ * scrambled Zipfian generator, the key patterns built on them (and on a
+ * truncated normal) and the keyed permutation.
  */
 #include "zipf.h"
 
@@ -201,6 +202,56 @@ uint64_t ycsb_fnvhash64(uint64_t v)
 uint64_t ycsb_zipf_sample(const struct ycsb_zipf *z, struct rng *r)
 {
 	return ycsb_fnvhash64(ycsb_zipf_value(z, r)) % z->n;
+}
+
+uint64_t gaussian_key(struct rng *r, uint64_t n, double mean, double sd)
+{
+	for (;;) {
+		double u, v, q, x;
+
+		/* Marsaglia's polar method: one standard normal of the pair */
+		do {
+			u = 2 * rng_double(r) - 1;
+			v = 2 * rng_double(r) - 1;
+			q = u * u + v * v;
+		} while (q >= 1 || q == 0);
+		x = floor(mean + sd * u * sqrt(-2 * log(q) / q) + 0.5);
+		if (x >= 0 && x < (double)n)
+			return (uint64_t)x;
+	}
+}
+
+void keydist_init(struct keydist *d, int kind, uint64_t n, double param,
+		  uint64_t start)
+{
+	d->kind = kind;
+	d->n = n;
+	d->sd = param;
+	d->next = start % n;
+	if (kind == KD_ZIPF)
+		zipf_init(&d->zipf, n, param);
+	else if (kind == KD_SCRAMBLED)
+		ycsb_zipf_init(&d->ycsb, n, param);
+}
+
+uint64_t keydist_sample(struct keydist *d, struct rng *r)
+{
+	uint64_t k;
+
+	switch (d->kind) {
+	case KD_ZIPF:
+		return zipf_sample(&d->zipf, r) - 1;
+	case KD_SCRAMBLED:
+		return ycsb_zipf_sample(&d->ycsb, r);
+	case KD_SEQUENTIAL:
+		k = d->next;
+		d->next = k + 1 == d->n ? 0 : k + 1;
+		return k;
+	case KD_GAUSSIAN:
+		return gaussian_key(r, d->n, (double)(d->n - 1) / 2, d->sd);
+	default:
+		return rng_below(r, d->n);
+	}
 }
 
 static uint64_t mix64(uint64_t z)

@@ -1,5 +1,6 @@
 /*
- * zipf.h - key popularity samplers and the per-thread random generator.
+ * zipf.h - key popularity samplers, the key patterns of --dist, and the
+ * per-thread random generator.
  *
  * Zipf(s) over ranks 1..n: P(k) = k^-s / H(n,s).  Sampling uses
  * rejection-inversion (Hoermann and Derflinger, 1996): O(1) time and memory
@@ -73,6 +74,37 @@ uint64_t ycsb_zipf_sample(const struct ycsb_zipf *z, struct rng *r);
 uint64_t ycsb_fnvhash64(uint64_t v);
 /* sum of k^-s for k = 1..n */
 double zeta_sum(uint64_t n, double s);
+
+/*
+ * A truncated normal over 0..n-1: a normal variate of mean `mean` and
+ * standard deviation sd (> 0), rounded to the nearest index and drawn
+ * again while it falls outside (memtier_benchmark's gaussian pattern).
+ * Each try succeeds with probability at least 0.38 when sd <= n and the
+ * mean lies in the range.
+ */
+uint64_t gaussian_key(struct rng *r, uint64_t n, double mean, double sd);
+
+/*
+ * How the next key index, 0..n-1, of a command is drawn (--dist):
+ * uniform; Zipf(s) with index 0 the most popular; YCSB's scrambled Zipf;
+ * sequential (index after index from `start`, wrapping at n); or a normal
+ * centred on the middle of the range with standard deviation sd.
+ */
+enum { KD_UNIFORM, KD_ZIPF, KD_SCRAMBLED, KD_SEQUENTIAL, KD_GAUSSIAN };
+
+struct keydist {
+	int kind;
+	uint64_t n;
+	double sd;		/* KD_GAUSSIAN */
+	uint64_t next;		/* KD_SEQUENTIAL */
+	struct zipf zipf;	/* KD_ZIPF */
+	struct ycsb_zipf ycsb;	/* KD_SCRAMBLED */
+};
+
+/* param is s for the Zipfs and sd for the normal; start is sequential's. */
+void keydist_init(struct keydist *d, int kind, uint64_t n, double param,
+		  uint64_t start);
+uint64_t keydist_sample(struct keydist *d, struct rng *r);
 
 /*
  * A keyed permutation of 0..n-1, for a random warm-up order.  It is a

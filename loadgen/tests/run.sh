@@ -130,7 +130,8 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--key-size 10-251" "--arrivals random" "--warmup-order sideways" \
 	"--server nocolon" "--get-ratio 2" "--ratio 1" "--multiget 101" "stray" \
 	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999" "--timeout -1" \
-	"--expiry-range 9-5" "--expiry-range 2592001" "--expiry-range -1"; do
+	"--expiry-range 9-5" "--expiry-range 2592001" "--expiry-range -1" \
+	"--dist gaussian:0" "--set-dist normal" "-k 10 --dist gaussian:11" "--key-minimum x"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -503,6 +504,7 @@ PY
 		--json "$TMP/as.json" > "$TMP/as.out" 2> "$TMP/as.err" || rc=1
 	$ASAN -s 127.0.0.1:$MC_PORT -t 2 --pin --sched-batch -c 2 -p 3 -d 1 -k 2000 --meta -m 1-100 \
 		-r 3000 --arrivals poisson --dist zipf:1.1 --scramble -i 0.4 \
+		--set-dist gaussian --key-minimum 5 \
 		--hdr-log "$TMP/as2.hlog" --json "$TMP/as2.json" > "$TMP/as.out" 2>> "$TMP/as.err" || rc=1
 	grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$TMP/as.err" && rc=1
 	result asan_every_option $rc "$(grep -m3 'Sanitizer\|runtime error' "$TMP/as.err" | tr '\n' ' ')"
@@ -836,6 +838,40 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result expiry_range_on_sets_and_touches $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
+
+# Key patterns, as the server sees them: keys from --key-minimum on (the
+# warm-up's too), gets of 3 keys walking the range in order, wrapping
+# around, and sets drawn from a normal of SD 50 around the middle key.
+start_fake --log "$TMP/fd.log"
+$LG -s 127.0.0.1:$FS_PORT -c 1 -n 4000 -k 1000 --key-minimum 1000 --warmup \
+	--dist sequential -m 3 --set-dist gaussian:50 --mix get=1,set=1 -q \
+	--json "$TMP/fd.json" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+python3 - "$TMP/fd.log" "$TMP/fd.json" <<'PY'
+import json, sys
+log = [l.split() for l in open(sys.argv[1])]
+sets = [int(l[2][4:]) for l in log if l[1] == "set"]
+gets = [[int(k[4:]) for k in l[2].split(",")] for l in log if l[1] == "get"]
+assert sorted(sets[:1000]) == list(range(1000, 2000)), "warm-up"
+run = sets[1000:]
+keys = [k for g in gets for k in g]
+assert len(run) > 1500 and len(gets) > 1500 and all(len(g) == 3 for g in gets)
+assert keys[0] == 1000 and all(b == 1000 + (a - 999) % 1000 for a, b in zip(keys, keys[1:])), keys[:10]
+assert min(run) >= 1000 and max(run) <= 1999
+n = len(run)
+mean = sum(run) / n
+sd = (sum((k - mean) ** 2 for k in run) / (n - 1)) ** 0.5
+# the middle of 1000..1999 is 1499.5; 5 standard errors
+assert abs(mean - 1499.5) < 5 * 50 / n ** 0.5 and abs(sd - 50) < 5, (mean, sd)
+c = json.load(open(sys.argv[2]))["config"]
+assert (c["dist"], c["set_dist"], c["set_gaussian_sd"], c["key_minimum"]) == \
+    ("sequential", "gaussian", 50, 1000), c
+print("  # sets: mean %.1f, sd %.1f over %d" % (mean, sd, n))
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result key_patterns_and_minimum $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
 
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"

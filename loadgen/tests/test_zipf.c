@@ -14,7 +14,9 @@
  * critical value 1.95 / sqrt(n), which constant gaps exceed by far.
  * The warm-up permutation must be a bijection.  Scrambled Zipf must be
  * YCSB's: its key frequencies against a reference computed from YCSB's
- * definition (see check_scrambled).
+ * definition (see check_scrambled).  The gaussian key pattern passes the
+ * same chi-square test against the normal's probabilities of each index,
+ * renormalised over the range; the sequential one walks the range in order.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -158,6 +160,88 @@ static void test_uniform(void)
 
 		CHECK(d >= 0 && d < 1, "rng_double out of [0,1)");
 	}
+}
+
+/* P(X <= x) of the standard normal */
+static double phi(double x)
+{
+	return 0.5 * erfc(-x / sqrt(2.0));
+}
+
+/*
+ * gaussian_key over n keys against P(k), the normal's mass on
+ * [k - 0.5, k + 0.5) renormalised over [-0.5, n - 0.5): a chi-square over
+ * the keys expected at least 5 times (the rest pooled into one bin).
+ */
+static void check_gaussian(uint64_t n, double sd, uint64_t seed)
+{
+	uint64_t *cnt = calloc(n, sizeof(*cnt));
+	double mean = (double)(n - 1) / 2, z, chi = 0, pool_e = 0, pool_n = 0;
+	struct keydist d;
+	struct rng r;
+	int bins = 0;
+
+	keydist_init(&d, KD_GAUSSIAN, n, sd, 0);
+	rng_seed(&r, seed);
+	for (int i = 0; i < SAMPLES; i++) {
+		uint64_t k = keydist_sample(&d, &r);
+
+		if (k >= n) {
+			CHECK(0, "key %llu out of 0..%llu", (unsigned long long)k,
+			      (unsigned long long)n - 1);
+			break;
+		}
+		cnt[k]++;
+	}
+	z = phi((n - 0.5 - mean) / sd) - phi((-0.5 - mean) / sd);
+	for (uint64_t k = 0; k < n; k++) {
+		double e = SAMPLES * (phi((k + 0.5 - mean) / sd) -
+				      phi((k - 0.5 - mean) / sd)) / z;
+
+		if (e < 5) {
+			pool_e += e;
+			pool_n += (double)cnt[k];
+			continue;
+		}
+		chi += ((double)cnt[k] - e) * ((double)cnt[k] - e) / e;
+		bins++;
+	}
+	if (pool_e > 0) {
+		chi += (pool_n - pool_e) * (pool_n - pool_e) / pool_e;
+		bins++;
+	}
+	CHECK(bins > 1 && chi < (bins - 1) + 6 * sqrt(2.0 * (bins - 1)),
+	      "n %llu sd %g: chi-square %.1f over %d bins",
+	      (unsigned long long)n, sd, chi, bins);
+	free(cnt);
+}
+
+static void test_gaussian(void)
+{
+	check_gaussian(1000, 50, 21);	/* the tails pooled */
+	check_gaussian(100, 100, 22);	/* truncated hard: nearly flat */
+	check_gaussian(10, 1, 23);
+}
+
+static void test_keydist_edges(void)
+{
+	struct keydist d;
+	struct rng r;
+
+	rng_seed(&r, 24);
+	keydist_init(&d, KD_GAUSSIAN, 1, 0.5, 0);
+	for (int i = 0; i < 1000; i++)
+		CHECK(keydist_sample(&d, &r) == 0, "one key: not 0");
+	keydist_init(&d, KD_SEQUENTIAL, 5, 0, 13);	/* starts at 13 mod 5 */
+	for (int i = 0; i < 12; i++) {
+		uint64_t k = keydist_sample(&d, &r);
+
+		CHECK(k == (uint64_t)(3 + i) % 5, "sequential: %llu at step %d",
+		      (unsigned long long)k, i);
+	}
+	keydist_init(&d, KD_UNIFORM, 7, 0, 0);
+	for (int i = 0; i < 1000; i++)
+		CHECK(keydist_sample(&d, &r) < 7, "uniform out of range");
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -506,6 +590,8 @@ int main(int argc, char **argv)
 	RUN(test_zipf_large_n);
 	RUN(test_zipf_single);
 	RUN(test_uniform);
+	RUN(test_gaussian);
+	RUN(test_keydist_edges);
 	RUN(test_arrivals);
 	RUN(test_perm_bijection);
 	RUN(test_scrambled_1000);
