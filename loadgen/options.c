@@ -102,6 +102,10 @@ static const char usage_text[] =
 "      --hdr-log FILE     write the histograms in HdrHistogram's interval log\n"
 "                         format: per --interval (or one for the whole run),\n"
 "                         untagged for all commands and tagged per command\n"
+"      --print-percentiles LIST  the latency percentiles the summary shows\n"
+"                         and the JSON output adds as percentiles_us,\n"
+"                         e.g. 50,99,99.9,99.99 (50,90,99,99.9), each in\n"
+"                         (0, 100], up to 16\n"
 "  -q, --quiet            no progress line, no warm-up line, no summary\n"
 "  -h, --help             this text\n"
 "\n"
@@ -209,6 +213,36 @@ static void parse_dist(const char *opt, const char *s, struct dist_spec *d)
 	}
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* "50,99,99.9": percentiles in (0, 100], sorted, without repeats */
+static void parse_percentiles(char *s)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_PERCENTILES)
+			die_usage("--print-percentiles: more than %d", MAX_PERCENTILES);
+		cfg.pct[n] = parse_double("--print-percentiles", tok, 0, 100);
+		if (cfg.pct[n] <= 0)
+			die_usage("--print-percentiles: %s is not above 0", tok);
+		n++;
+	}
+	if (!n)
+		die_usage("--print-percentiles: expected a list such as 50,99,99.9");
+	qsort(cfg.pct, (size_t)n, sizeof(cfg.pct[0]), cmp_double);
+	cfg.npct = 0;
+	for (int i = 0; i < n; i++)
+		if (!cfg.npct || cfg.pct[i] != cfg.pct[cfg.npct - 1])
+			cfg.pct[cfg.npct++] = cfg.pct[i];
+}
+
 static void set_get_ratio(double g)
 {
 	memset(cfg.mix, 0, sizeof(cfg.mix));
@@ -262,7 +296,7 @@ enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
 	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY, O_SET_DIST,
-	O_KEY_MIN,
+	O_KEY_MIN, O_PERCENTILES,
 };
 
 static const struct option long_opts[] = {
@@ -299,6 +333,7 @@ static const struct option long_opts[] = {
 	{ "timeout", required_argument, NULL, O_TIMEOUT },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "json", required_argument, NULL, 'j' },
+	{ "print-percentiles", required_argument, NULL, O_PERCENTILES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -322,6 +357,11 @@ void parse_args(int argc, char **argv)
 	cfg.seed = 1;
 	cfg.connect_timeout = 10;
 	cfg.timeout = 60;
+	cfg.pct[0] = 50;
+	cfg.pct[1] = 90;
+	cfg.pct[2] = 99;
+	cfg.pct[3] = 99.9;
+	cfg.npct = 4;
 	gen_defaults(&cfg.gen);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qh",
@@ -462,6 +502,9 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'j':
 			cfg.json = optarg;
+			break;
+		case O_PERCENTILES:
+			parse_percentiles(optarg);
 			break;
 		case 'q':
 			cfg.quiet = 1;

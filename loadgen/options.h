@@ -15,6 +15,7 @@
 
 #define MAX_MULTIGET 100
 #define MAX_KEY 250
+#define MAX_PERCENTILES 16
 /* The longest expiry memcached takes as relative: 30 days, in seconds. */
 #define MAX_EXPIRY 2592000
 
@@ -66,6 +67,8 @@ struct config {
 	int warmup;
 	int verify;
 	double interval;
+	double pct[MAX_PERCENTILES];	/* --print-percentiles, ascending */
+	int npct;
 	const char *json;
 	int quiet;
 	uint64_t seed;

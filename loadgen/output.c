@@ -41,6 +41,16 @@ static double hit_ratio(const struct stats *s)
 	return keys ? (double)s->hits / (double)keys : 0.0;
 }
 
+/* "percentiles_us":{"50":..,"99.9":..}: those of --print-percentiles */
+static void json_percentiles(FILE *f, const struct hist *h)
+{
+	fputs("\"percentiles_us\":{", f);
+	for (int i = 0; i < cfg.npct; i++)
+		fprintf(f, "%s\"%.10g\":%.1f", i ? "," : "", cfg.pct[i],
+			us(hist_percentile(h, cfg.pct[i])));
+	fputc('}', f);
+}
+
 /* "ops":..,"hits":..,... and the percentiles: the figures of one command */
 static void json_figures(FILE *f, double secs, const struct stats *s,
 			 const struct hist *h)
@@ -55,6 +65,8 @@ static void json_figures(FILE *f, double secs, const struct stats *s,
 		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 		us(h->max), us((int64_t)hist_mean(h)));
+	fputc(',', f);
+	json_percentiles(f, h);
 }
 
 /* "commands":{"get":{...},...}; with_hist adds each one's histogram */
@@ -114,6 +126,8 @@ void print_interval_json(double t, double secs, const struct tally *a,
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 	       us(h->max));
+	json_percentiles(stdout, h);
+	fputc(',', stdout);
 	json_commands(stdout, secs, a, 0);
 	fputs("}\n", stdout);
 	fflush(stdout);
@@ -245,6 +259,8 @@ void write_json(const char *path, double secs, double cpu,
 		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 		us(h->max), us((int64_t)hist_mean(h)), cpu,
 		s->ops ? cpu * 1e6 / (double)s->ops : 0);
+	json_percentiles(f, h);
+	fputc(',', f);
 	json_commands(f, secs, a, 1);
 	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
 		"\"max_us\":%.3f}",
@@ -260,12 +276,14 @@ void write_json(const char *path, double secs, double cpu,
 	free(h);
 }
 
+/* LABEL p50 ..  p90 ..  (the --print-percentiles)  max .. */
 static void print_latency(FILE *f, const char *label, const struct hist *h)
 {
-	fprintf(f, "%-12sp50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-		label, us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
-		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
-		us(h->max));
+	fprintf(f, "%-12s", label);
+	for (int i = 0; i < cfg.npct; i++)
+		fprintf(f, "p%.10g %.1f  ", cfg.pct[i],
+			us(hist_percentile(h, cfg.pct[i])));
+	fprintf(f, "max %.1f\n", us(h->max));
 }
 
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,

@@ -131,7 +131,9 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--server nocolon" "--get-ratio 2" "--ratio 1" "--multiget 101" "stray" \
 	"--rate -5" "--interval" "--duration 0" "--server 127.0.0.1:99999" "--timeout -1" \
 	"--expiry-range 9-5" "--expiry-range 2592001" "--expiry-range -1" \
-	"--dist gaussian:0" "--set-dist normal" "-k 10 --dist gaussian:11" "--key-minimum x"; do
+	"--dist gaussian:0" "--set-dist normal" "-k 10 --dist gaussian:11" "--key-minimum x" \
+	"--print-percentiles 0" "--print-percentiles 50,101" "--print-percentiles ," \
+	"--print-percentiles 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -482,6 +484,46 @@ PY
 	rc=$?
 	[ "$st" = 0 ] || rc=1
 	result expiry_range_expires_in_memcached $rc "exit $st; $(grep -o '"t":[0-9.]*,"ops":[0-9]*\|"hits":[0-9]*' "$TMP/ttl.ivl" | tr '\n' ' ')"
+
+	# --print-percentiles: the summary shows the percentiles asked for
+	# (sorted, once each) and the JSON output adds them as percentiles_us,
+	# each the value of its nearest rank in the histogram written beside
+	# it (the highest value of its counter, at most the maximum).
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 1 -k 1000 --mix get=8,set=2 \
+		--print-percentiles 99.99,50,100,99.99,12.5 -i 0.4 --json "$TMP/pp.json" \
+		> "$TMP/pp.ivl" 2> "$TMP/pp.out"
+	st=$?
+	python3 - "$TMP/pp.json" "$TMP/pp.ivl" <<'PY'
+import json, sys
+from fractions import Fraction
+from math import ceil
+want = ["12.5", "50", "99.99", "100"]
+def value(h, p):
+    rank = max(1, ceil(Fraction(p) * h["total"] / 100))
+    seen = 0
+    for v, n in h["buckets"]:
+        seen += n
+        if seen >= rank:
+            w = 1 if v < 2048 else 2 ** (v.bit_length() - 1 - 10)
+            return min(v + w - 1, h["max"]) / 1000
+def check(x, h):
+    got = x["percentiles_us"]
+    assert list(got) == want, list(got)
+    for p in want:
+        assert abs(got[p] - value(h, p)) <= 0.051, (p, got[p], value(h, p))
+d = json.load(open(sys.argv[1]))
+check(d, d["histogram"])
+for name, c in d["commands"].items():
+    check(c, c["histogram"])
+assert d["percentiles_us"]["50"] == d["p50_us"]
+for l in map(json.loads, open(sys.argv[2])):
+    assert list(l["percentiles_us"]) == want and l["percentiles_us"]["50"] == l["p50_us"], l
+PY
+	rc=$?
+	[ "$st" = 0 ] || rc=1
+	grep -q '^latency us  p12.5 [0-9.]*  p50 [0-9.]*  p99.99 [0-9.]*  p100 [0-9.]*  max ' "$TMP/pp.out" || rc=1
+	[ "$(grep -c '^            p12.5 ' "$TMP/pp.out")" = 2 ] || rc=1
+	result print_percentiles $rc "exit $st; $(grep latency "$TMP/pp.out")"
 
 	# Poisson arrivals keep the offered rate (their goodness of fit is
 	# tested in test_zipf, where no scheduler jitter blurs it)
