@@ -438,6 +438,7 @@ static void conn_flush(struct conn *c, int64_t now)
 			return;
 		}
 		c->out_off += (size_t)n;
+		c->t->tally->all.bytes_sent += (uint64_t)n;
 	}
 	c->out_off = c->out_len = 0;
 	if (c->epout)
@@ -708,6 +709,7 @@ again:
 		/* a recv that fills the buffer may have left bytes behind */
 		full = (size_t)n == c->in_cap - c->in_len;
 		c->in_len += (size_t)n;
+		c->t->tally->all.bytes_received += (uint64_t)n;
 		break;
 	}
 	/*

@@ -178,6 +178,24 @@ double hist_mean(const struct hist *h)
 	return sum / (double)h->total;
 }
 
+double hist_stddev(const struct hist *h)
+{
+	double mean = hist_mean(h), sum = 0;
+
+	if (!h->total)
+		return 0;
+	for (int i = 0; i < HIST_COUNTS; i++) {
+		if (h->counts[i]) {
+			int64_t lo = hist_index_value(i);
+			int64_t hi = hist_highest_equiv(lo);
+			double d = (double)lo + (double)(hi - lo) / 2 - mean;
+
+			sum += (double)h->counts[i] * d * d;
+		}
+	}
+	return sqrt(sum / (double)h->total);
+}
+
 void hist_write_json(const struct hist *h, FILE *f)
 {
 	int first = 1;

@@ -59,7 +59,13 @@ int64_t hist_highest_equiv(int64_t v);
 int64_t hist_percentile(const struct hist *h, double p);
 /* The rank used by hist_percentile, exposed for tests. */
 uint64_t hist_rank(uint64_t total, double p);
+/*
+ * The mean and the standard deviation (of the population) of the recorded
+ * values, each value taken as the middle of its counter's range (exact
+ * below 2048 ns, within 1/2048 of itself above).  0 when empty.
+ */
 double hist_mean(const struct hist *h);
+double hist_stddev(const struct hist *h);
 
 /*
  * Write the histogram as a JSON object:

@@ -33,6 +33,12 @@ static const char *op_name(int op)
 	return names[op];
 }
 
+/* KB (1024 bytes) sent and received per second, as memtier_benchmark's */
+static double kb_per_s(const struct stats *s, double secs)
+{
+	return secs > 0 ? (double)(s->bytes_sent + s->bytes_received) / 1024 / secs : 0;
+}
+
 /* hits / (hits + misses), 0 when there were none */
 static double hit_ratio(const struct stats *s)
 {
@@ -58,13 +64,13 @@ static void json_figures(FILE *f, double secs, const struct stats *s,
 	fprintf(f, "\"ops\":%llu,\"ops_per_s\":%.1f,\"hits\":%llu,\"misses\":%llu,"
 		"\"errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,"
 		"\"p90_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
-		"\"mean_us\":%.1f",
+		"\"mean_us\":%.1f,\"stddev_us\":%.1f",
 		(unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
 		(unsigned long long)s->hits, (unsigned long long)s->misses,
 		(unsigned long long)s->errors, (unsigned long long)s->unfinished,
 		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
-		us(h->max), us((int64_t)hist_mean(h)));
+		us(h->max), hist_mean(h) / 1000, hist_stddev(h) / 1000);
 	fputc(',', f);
 	json_percentiles(f, h);
 }
@@ -107,7 +113,7 @@ void print_interval_json(double t, double secs, const struct tally *a,
 	       "\"misses\":%llu,\"hit_ratio\":%.4f,\"misses_purged\":%llu,"
 	       "\"misses_never_cached\":%llu,\"hits_rebuilt\":%llu,\"errors\":%llu,"
 	       "\"verify_errors\":%llu,\"conn_errors\":%llu,\"unfinished\":%llu,"
-	       "\"in_flight\":%llu,\"due\":%llu,\"oldest_us\":%.1f,"
+	       "\"in_flight\":%llu,\"due\":%llu,\"oldest_us\":%.1f,\"kb_per_s\":%.1f,"
 	       "\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
 	       "\"p999_us\":%.1f,\"max_us\":%.1f,",
 	       t, (unsigned long long)s->ops, secs > 0 ? (double)s->ops / secs : 0,
@@ -122,7 +128,7 @@ void print_interval_json(double t, double secs, const struct tally *a,
 	       (unsigned long long)s->conn_errors,
 	       (unsigned long long)s->unfinished,
 	       (unsigned long long)cen->in_flight, (unsigned long long)cen->due,
-	       us(cen->age),
+	       us(cen->age), kb_per_s(s, secs),
 	       us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 	       us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
 	       us(h->max));
@@ -239,7 +245,9 @@ void write_json(const char *path, double secs, double cpu,
 		"\"hits_rebuilt\":%llu,\"errors\":%llu,\"verify_errors\":%llu,"
 		"\"conn_errors\":%llu,\"unfinished\":%llu,\"p50_us\":%.1f,\"p90_us\":%.1f,"
 		"\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
-		"\"mean_us\":%.1f,\"cpu_s\":%.3f,\"cpu_ms_per_1000\":%.4f,",
+		"\"mean_us\":%.1f,\"stddev_us\":%.1f,\"bytes_sent\":%llu,"
+		"\"bytes_received\":%llu,\"kb_per_s\":%.1f,"
+		"\"cpu_s\":%.3f,\"cpu_ms_per_1000\":%.4f,",
 		end == END_INTERRUPTED ? "true" : "false",
 		end == END_CONNECT_TIMEOUT ? "\"connect\"" :
 		end == END_TIMEOUT ? "\"run\"" : "null",
@@ -257,7 +265,9 @@ void write_json(const char *path, double secs, double cpu,
 		(unsigned long long)s->unfinished,
 		us(hist_percentile(h, 50)), us(hist_percentile(h, 90)),
 		us(hist_percentile(h, 99)), us(hist_percentile(h, 99.9)),
-		us(h->max), us((int64_t)hist_mean(h)), cpu,
+		us(h->max), hist_mean(h) / 1000, hist_stddev(h) / 1000,
+		(unsigned long long)s->bytes_sent,
+		(unsigned long long)s->bytes_received, kb_per_s(s, secs), cpu,
 		s->ops ? cpu * 1e6 / (double)s->ops : 0);
 	json_percentiles(f, h);
 	fputc(',', f);
@@ -283,7 +293,8 @@ static void print_latency(FILE *f, const char *label, const struct hist *h)
 	for (int i = 0; i < cfg.npct; i++)
 		fprintf(f, "p%.10g %.1f  ", cfg.pct[i],
 			us(hist_percentile(h, cfg.pct[i])));
-	fprintf(f, "max %.1f\n", us(h->max));
+	fprintf(f, "max %.1f  mean %.1f  stddev %.1f\n", us(h->max),
+		hist_mean(h) / 1000, hist_stddev(h) / 1000);
 }
 
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
@@ -318,6 +329,9 @@ void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 			(unsigned long long)s->deletes,
 			(unsigned long long)s->touches);
 	fputc('\n', f);
+	fprintf(f, "bytes       sent %llu  received %llu  (%.1f KB/s)\n",
+		(unsigned long long)s->bytes_sent,
+		(unsigned long long)s->bytes_received, kb_per_s(s, secs));
 	fprintf(f, "hits        %llu  (%.1f%%)  misses %llu",
 	       (unsigned long long)s->hits, 100.0 * hit_ratio(s),
 	       (unsigned long long)s->misses);

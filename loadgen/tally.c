@@ -22,6 +22,8 @@ void stats_add(struct stats *a, const struct stats *b)
 	a->verify_errors += b->verify_errors;
 	a->conn_errors += b->conn_errors;
 	a->unfinished += b->unfinished;
+	a->bytes_sent += b->bytes_sent;
+	a->bytes_received += b->bytes_received;
 }
 
 struct tally *tally_new(void)

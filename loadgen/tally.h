@@ -25,6 +25,7 @@ struct stats {
 	uint64_t misses_purged, hits_rebuilt;
 	uint64_t errors, verify_errors, conn_errors;
 	uint64_t unfinished;	/* in flight or due but unsent at the end */
+	uint64_t bytes_sent, bytes_received;	/* the whole run's only */
 };
 
 /*

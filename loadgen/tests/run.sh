@@ -915,6 +915,46 @@ rc=$?
 [ "$st" = 0 ] || rc=1
 result key_patterns_and_minimum $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
 
+# The summary's bytes are those on the wire (500 sets of 1,000 bytes and
+# their STORED replies, counted from the server's log), its KB/s their sum
+# over the run in units of 1,024 bytes, and its mean and standard
+# deviation those of the histogram in the JSON file (each counter taken
+# at its middle).
+start_fake --log "$TMP/fb.log"
+$LG -s 127.0.0.1:$FS_PORT -c 1 -n 500 -k 100 --get-ratio 0 --gen size=1000 \
+	--json "$TMP/fb.json" > "$TMP/fb.out" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+python3 - "$TMP/fb.log" "$TMP/fb.json" "$TMP/fb.out" <<'PY'
+import json, sys
+log = [l.split() for l in open(sys.argv[1])]
+d = json.load(open(sys.argv[2]))
+sent = sum(len("set %s 0 0 1000\r\n" % l[2]) + 1002 for l in log if l[1] == "set")
+assert len(log) == 500 and (d["bytes_sent"], d["bytes_received"]) == (sent, 8 * 500), \
+    (d["bytes_sent"], d["bytes_received"], sent)
+kb = (sent + 8 * 500) / 1024 / d["duration_s"]
+# duration_s is rounded to the millisecond
+assert abs(d["kb_per_s"] - kb) <= kb * 0.0006 / d["duration_s"] + 0.1, (d["kb_per_s"], kb)
+def moments(h):
+    mids = []
+    for v, n in h["buckets"]:
+        w = 1 if v < 2048 else 2 ** (v.bit_length() - 11)
+        mids.append((v + (w - 1) / 2, n))
+    mean = sum(m * n for m, n in mids) / h["total"]
+    var = sum((m - mean) ** 2 * n for m, n in mids) / h["total"]
+    return mean / 1000, var ** 0.5 / 1000
+for x in [d] + list(d["commands"].values()):
+    mean, sd = moments(x["histogram"])
+    assert abs(x["mean_us"] - mean) <= 0.051 and abs(x["stddev_us"] - sd) <= 0.051, \
+        (x["mean_us"], mean, x["stddev_us"], sd)
+out = open(sys.argv[3]).read()
+assert "bytes       sent %d  received %d  (%.1f KB/s)" % (sent, 4000, d["kb_per_s"]) in out, out
+assert "mean %.1f  stddev %.1f\n" % (d["mean_us"], d["stddev_us"]) in out, out
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result bytes_mean_stddev $rc "exit $st; $(grep -E '^(bytes|latency)' "$TMP/fb.out" | tr '\n' ' ')"
+
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"
 $LG -s 127.0.0.1:$FS_PORT -c 1 -n 20000 -k 1000 --warmup --warmup-order random \

@@ -115,6 +115,60 @@ static void test_percentiles_vs_sorted(void)
 }
 
 /*
+ * Mean and standard deviation against the exact ones of the data: equal
+ * (to rounding) for values below 2048, which have counters of their own;
+ * above, each value is taken as the middle of its counter, within v/2048
+ * of v, so the mean is within mean(v)/2048 and the standard deviation
+ * within rms(v)/2048 (the norm of the errors bounds the change).
+ */
+static void check_moments(const struct hist *h, const int64_t *v, int n,
+			  int exact)
+{
+	double mean = 0, var = 0, sq = 0, tol_m, tol_s;
+
+	for (int i = 0; i < n; i++) {
+		mean += (double)v[i];
+		sq += (double)v[i] * (double)v[i];
+	}
+	mean /= n;
+	for (int i = 0; i < n; i++)
+		var += ((double)v[i] - mean) * ((double)v[i] - mean);
+	var /= n;
+	tol_m = exact ? 1e-9 * (mean + 1) : mean / 2048 + 1e-9 * mean;
+	tol_s = exact ? 1e-9 * (sqrt(var) + 1) : sqrt(sq / n) / 2048 * 1.000001;
+	CHECK(fabs(hist_mean(h) - mean) <= tol_m, "mean %.6f, exact %.6f",
+	      hist_mean(h), mean);
+	CHECK(fabs(hist_stddev(h) - sqrt(var)) <= tol_s, "stddev %.6f, exact %.6f",
+	      hist_stddev(h), sqrt(var));
+}
+
+static void test_mean_stddev(void)
+{
+	struct hist *h = calloc(1, sizeof(*h));
+	uint64_t x = 7;
+
+	hist_init(h);
+	CHECK(hist_mean(h) == 0 && hist_stddev(h) == 0, "empty: not 0");
+	hist_record(h, 123456789);
+	CHECK(hist_stddev(h) == 0, "one value: stddev %g", hist_stddev(h));
+	hist_init(h);
+	for (int i = 0; i < N; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		data[i] = (int64_t)(x >> 53);	/* 0..2047 */
+		hist_record(h, data[i]);
+	}
+	check_moments(h, data, N, 1);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		fill_random(seed);
+		hist_init(h);
+		for (int i = 0; i < N; i++)
+			hist_record(h, data[i]);
+		check_moments(h, data, N, 0);
+	}
+	free(h);
+}
+
+/*
  * Exact ranks: the values 1..n, each once (below 2048, so every value has
  * its own counter), for every n up to 2047: percentile q must be the value
  * of rank ceil(q * n / 10^9) exactly.  At n = 1000, p99.9 is the 999th
@@ -466,6 +520,7 @@ int main(int argc, char **argv)
 	RUN(test_index_roundtrip);
 	RUN(test_percentiles_vs_sorted);
 	RUN(test_rank_exact);
+	RUN(test_mean_stddev);
 	RUN(test_merge);
 	RUN(test_edges);
 	RUN(test_json);
