@@ -153,6 +153,7 @@ int listen_open(struct event_base *base)
 		return -1;
 	if (settings.socketpath) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct stat st;
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 		if (strlen(settings.socketpath) >= sizeof(sa.sun_path)) {
@@ -160,7 +161,12 @@ int listen_open(struct event_base *base)
 			return -1;
 		}
 		strcpy(sa.sun_path, settings.socketpath);
-		unlink(settings.socketpath);
+		/*
+		 * A socket left behind is replaced; anything else stays, and
+		 * the bind below fails on it, as in memcached
+		 */
+		if (lstat(settings.socketpath, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(settings.socketpath);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 		    listen(fd, 1024) < 0) {
 			fprintf(stderr, "cached: unix socket %s: %s\n",

@@ -5,9 +5,12 @@ is memcached's: a client that half-closes after a pipeline gets every
 answer, as does one that ends it with quit.  Run one part with its name as
 the argument (limits.py halfclose)."""
 import os
+import shutil
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -191,10 +194,58 @@ def inputlimit():
     util.stop(proc)
 
 
+def unixpath():
+    """-s PATH replaces a socket left there, never anything else: with a
+    regular file at PATH the server refuses to start and the file stays,
+    as with memcached.  The daemon used to unlink whatever was there."""
+    d = tempfile.mkdtemp()
+    try:
+        for name, argv in (("memcached", ["memcached", "-u", "root", "-U", "0"]),
+                           ("cached", [util.CACHED, "-u", "root"])):
+            path = os.path.join(d, "sock")
+            with open(path, "w") as f:
+                f.write("precious")
+            p = subprocess.Popen(argv + ["-s", path], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            try:
+                rc = p.wait(5)
+            except subprocess.TimeoutExpired:
+                rc = None
+                util.stop(p)
+            kept = open(path).read() if os.path.isfile(path) else None
+            check(rc not in (None, 0) and kept == "precious",
+                  "%s -s over a regular file: exit %s, the file %r" % (name, rc, kept))
+            os.unlink(path) if os.path.lexists(path) else None
+            # a socket left behind is replaced
+            old = socket.socket(socket.AF_UNIX)
+            old.bind(path)
+            old.close()
+            p = subprocess.Popen(argv + ["-s", path], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            ok = False
+            for _ in range(250):
+                try:
+                    c = socket.socket(socket.AF_UNIX)
+                    c.connect(path)
+                    c.sendall(b"version\r\n")
+                    ok = c.recv(100).startswith(b"VERSION")
+                    c.close()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+            check(ok, "%s -s over a stale socket serves" % name)
+            util.stop(p)
+            if os.path.lexists(path):
+                os.unlink(path)
+    finally:
+        shutil.rmtree(d)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
     "inputlimit": inputlimit,
+    "unixpath": unixpath,
 }
 
 
