@@ -9,7 +9,8 @@
  * (rebuild_lost), so they stall only the connection that asked; with
  * --fetch-threads 0 they run in the worker thread, stalling its other
  * connections.  dir keys are confined to PATH: a key with a ".."
- * component, an absolute key, or a key naming a non-regular file is
+ * component, an absolute key, a key with a symlink anywhere on its path
+ * (O_NOFOLLOW on every component), or a key naming a non-regular file is
  * "not found".
  */
 #define _GNU_SOURCE
@@ -98,9 +99,43 @@ static int dir_key_ok(const char *key, size_t nkey)
 	return memchr(key, '\0', nkey) == NULL;
 }
 
+/*
+ * Open key under the root one component at a time, each with O_NOFOLLOW:
+ * a symlink anywhere on the way, a directory's too, is refused (ELOOP, or
+ * ENOTDIR for a directory component: O_NOFOLLOW | O_DIRECTORY does not
+ * open a symlink), since it could lead out of the root.  Directories are
+ * opened O_PATH, so that one that may be searched but not listed works
+ * as with a plain open of the whole path.  The key is a checked
+ * relative path (dir_key_ok).  An fd or -1 with errno.
+ */
+static int dir_open(const char *key, size_t nkey)
+{
+	char part[KEY_MAX_LENGTH + 1];
+	int at = dir_fd;
+	size_t i = 0;
+
+	for (;;) {
+		const char *slash = memchr(key + i, '/', nkey - i);
+		size_t n = slash ? (size_t)(slash - key) - i : nkey - i;
+		int fd, e;
+
+		memcpy(part, key + i, n);
+		part[n] = '\0';
+		fd = openat(at, part, (slash ? O_DIRECTORY | O_PATH : O_RDONLY | O_NONBLOCK) |
+			    O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		if (at != dir_fd)
+			close(at);
+		errno = e;
+		if (fd < 0 || !slash)
+			return fd;
+		at = fd;
+		i += n + 1;
+	}
+}
+
 static int dir_fetch(const char *key, size_t nkey, char **val, uint32_t *vlen)
 {
-	char path[KEY_MAX_LENGTH + 1];
 	struct stat st;
 	ssize_t n;
 	size_t got = 0;
@@ -109,9 +144,7 @@ static int dir_fetch(const char *key, size_t nkey, char **val, uint32_t *vlen)
 
 	if (!dir_key_ok(key, nkey))
 		return 0;
-	memcpy(path, key, nkey);
-	path[nkey] = '\0';
-	fd = openat(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	fd = dir_open(key, nkey);
 	if (fd < 0)
 		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 : -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||

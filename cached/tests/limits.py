@@ -241,11 +241,42 @@ def unixpath():
         shutil.rmtree(d)
 
 
+def dirsymlink():
+    """dir: origin: no symlink is followed on the way to a file, not even a
+    directory's inside the root (it could point out of it).  The daemon
+    used to refuse a symlink only as the last component, so a symlinked
+    directory led out of the root."""
+    d = tempfile.mkdtemp()
+    try:
+        root, out = os.path.join(d, "root"), os.path.join(d, "out")
+        os.makedirs(os.path.join(root, "sub"))
+        os.mkdir(out)
+        with open(os.path.join(root, "sub", "f.txt"), "w") as f:
+            f.write("file-body")
+        with open(os.path.join(out, "secret"), "w") as f:
+            f.write("secret")
+        os.symlink(out, os.path.join(root, "ln"))
+        os.symlink("sub", os.path.join(root, "inner"))
+        os.symlink("sub/f.txt", os.path.join(root, "lf"))
+        for threads in ("4", "0"):
+            proc, port = util.start_cached("--origin", "dir:" + root, "--fetch-threads", threads)
+            got = util.command(port, b"get sub/f.txt\r\n")
+            check(got == b"VALUE sub/f.txt 0 9\r\nfile-body\r\nEND\r\n",
+                  "dir origin serves a file in a directory: %r" % got)
+            for k in (b"ln/secret", b"inner/f.txt", b"lf"):
+                got = util.command(port, b"get " + k + b"\r\n")
+                check(got == b"END\r\n", "--fetch-threads %s: dir origin refuses %r: %r" % (threads, k, got))
+            util.stop(proc)
+    finally:
+        shutil.rmtree(d)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
     "inputlimit": inputlimit,
     "unixpath": unixpath,
+    "dirsymlink": dirsymlink,
 }
 
 
