@@ -74,7 +74,12 @@ void stats_emit(struct evbuffer *out)
 	cache_rdlock();
 	stats_copy(&s);
 	store_get_stats(&st);
+	/*
+	 * The items a get could return, as memcached's: the index also
+	 * holds the keys whose bytes were lost, waiting for a rebuild
+	 */
 	s.curr_items = index_count();
+	s.curr_items = s.curr_items > st.lost_items ? s.curr_items - st.lost_items : 0;
 	uint64_t imem = index_mem_bytes();
 	unsigned int hpower = index_hashpower();
 	bool expanding = index_expanding();

@@ -271,12 +271,56 @@ def dirsymlink():
         shutil.rmtree(d)
 
 
+def curritems():
+    """curr_items counts the items a get could return, as memcached's:
+    not the keys whose bytes were lost (lost_items).  psi mode gives back
+    the coldest part of a full cache (through a meminfo file of the
+    test's); then curr_items must be the number of keys a get finds, before
+    and after the gets.  It used to count the lost keys too."""
+    mcclient = os.path.join(util.HERE, "mcclient")
+    d = tempfile.mkdtemp()
+    meminfo = os.path.join(d, "meminfo")
+    util.fake_meminfo(meminfo, 900)
+    os.environ["CACHED_MEMINFO"] = meminfo
+    try:
+        proc, port = util.start_cached("--mode", "psi", "-m", "64", "--psi-low", "100m",
+                                       "--psi-high", "200m", "--psi-step", "4",
+                                       "--psi-interval", "50")
+        del os.environ["CACHED_MEMINFO"]
+        n = 4000
+        check(util.stats(port)["mode"] == "psi", "psi mode: %s" % util.stats(port)["mode"])
+        r = subprocess.run([mcclient, "-p", str(port), "-g", "size=16000,seed=3", "fill", str(n)],
+                           capture_output=True, timeout=120)
+        check(r.returncode == 0, "fill: %r" % r.stdout)
+        util.fake_meminfo(meminfo, 50)
+        st = util.wait_stats(port, lambda s: int(s["lost_items"]) > 0 and int(s["psi_advised_bytes"]) >= 8 << 20)
+        util.fake_meminfo(meminfo, 150)   # inside the band: nothing moves
+        time.sleep(0.2)
+        st = util.stats(port)
+        lost, curr = int(st["lost_items"]), int(st["curr_items"])
+        r = subprocess.run([mcclient, "-p", str(port), "-g", "size=16000,seed=3", "-s", "verify", str(n)],
+                           capture_output=True, timeout=120)
+        out = r.stdout.decode()
+        miss = int(out.split("miss=")[1].split()[0]) if "miss=" in out else -1
+        check("bad=0" in out and lost > 0 and miss == lost,
+              "the lost keys miss: %d lost, %s" % (lost, out.strip()))
+        check(curr == n - miss, "curr_items %d with %d lost: a get finds %d" % (curr, lost, n - miss))
+        st = util.stats(port)
+        check(int(st["curr_items"]) == n - miss and st["lost_items"] == "0",
+              "after the gets: curr_items %s, lost_items %s" % (st["curr_items"], st["lost_items"]))
+        util.stop(proc)
+    finally:
+        os.environ.pop("CACHED_MEMINFO", None)
+        shutil.rmtree(d)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
     "inputlimit": inputlimit,
     "unixpath": unixpath,
     "dirsymlink": dirsymlink,
+    "curritems": curritems,
 }
 
 
