@@ -49,11 +49,12 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { 0 };
-	struct tally *total, *ivl, *prog, *snap;
+	struct tally *total, *ivl, *prog, *sec, *snap;
 	/* what is outstanding at a tick; at the end it is all unfinished */
 	struct census cen, none = { 0 };
 	int tty, end = END_NORMAL, status = 0, timed_out;
-	int64_t t0, next_ivl, next_prog, last_ivl, last_prog, t_end;
+	int64_t t0, next_ivl, next_prog, next_sec, last_ivl, last_prog, last_sec;
+	int64_t t_end;
 	double cpu0, secs, cpu;
 
 	parse_args(argc, argv);
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	total = tally_new();
 	ivl = tally_new();
 	prog = tally_new();
+	sec = tally_new();
 	snap = tally_new();
 
 	threads_start();
@@ -79,9 +81,11 @@ int main(int argc, char **argv)
 	t0 = now_ns();
 	cpu0 = cpu_seconds();
 	run_begin(t0);
-	last_ivl = last_prog = t0;
+	last_ivl = last_prog = last_sec = t0;
 	next_ivl = cfg.interval > 0 ? t0 + (int64_t)(cfg.interval * 1e9) : INT64_MAX;
 	next_prog = tty ? t0 + 1000000000LL : INT64_MAX;
+	/* the --json file's series: one entry per second */
+	next_sec = cfg.json ? t0 + 1000000000LL : INT64_MAX;
 	while (!all_done()) {
 		int64_t now = now_ns();
 
@@ -95,12 +99,13 @@ int main(int argc, char **argv)
 			sleep_ns(1000000LL);
 			continue;
 		}
-		if (now >= next_ivl || now >= next_prog) {
+		if (now >= next_ivl || now >= next_prog || now >= next_sec) {
 			census(&cen);
 			collect(snap);
 			tally_add(total, snap);
 			tally_add(ivl, snap);
 			tally_add(prog, snap);
+			tally_add(sec, snap);
 			if (now >= next_ivl) {
 				if (tty)
 					fputs("\r\033[K", stderr);
@@ -123,6 +128,14 @@ int main(int argc, char **argv)
 				last_prog = now;
 				while (next_prog <= now)
 					next_prog += 1000000000LL;
+			}
+			if (now >= next_sec) {
+				series_record((double)(now - t0) / 1e9,
+					      (double)(now - last_sec) / 1e9, sec, &cen);
+				tally_reset(sec);
+				last_sec = now;
+				while (next_sec <= now)
+					next_sec += 1000000000LL;
 			}
 		}
 		sleep_ns(5000000LL);
@@ -157,6 +170,14 @@ int main(int argc, char **argv)
 	}
 	if (cfg.hdr_log)
 		hdr_log_close();
+	tally_add(sec, snap);
+	if (cfg.json && (sec->all.ops || sec->all.errors || sec->all.conn_errors ||
+			 sec->all.unfinished)) {
+		int64_t te = t_end > last_sec ? t_end : last_sec;
+
+		series_record((double)(te - t0) / 1e9, (double)(te - last_sec) / 1e9,
+			      sec, &none);
+	}
 	secs = (double)(t_end - t0) / 1e9;
 	/* with --interval, stdout carries nothing but the JSON lines */
 	if (!cfg.quiet)
@@ -187,6 +208,7 @@ int main(int argc, char **argv)
 		status = status ? status : EX_TIMEOUT;
 	}
 	free(snap);
+	free(sec);
 	free(prog);
 	free(ivl);
 	free(total);

@@ -223,6 +223,41 @@ static void json_config(FILE *f)
 		cfg.sched_batch ? "true" : "false");
 }
 
+/*
+ * The --json file's series: one object per second of the run, rendered
+ * when its second ends, written with the file.
+ */
+static char **series;
+static size_t nseries, series_cap;
+
+void series_record(double t, double secs, const struct tally *a,
+		   const struct census *cen)
+{
+	struct hist *h = xcalloc(1, sizeof(*h));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		die("out of memory");
+	tally_merged(a, h);
+	fprintf(f, "{\"t\":%.3f,\"in_flight\":%llu,\"due\":%llu,\"oldest_us\":%.1f,"
+		"\"kb_per_s\":%.1f,\"conn_errors\":%llu,", t,
+		(unsigned long long)cen->in_flight, (unsigned long long)cen->due,
+		us(cen->age), kb_per_s(&a->all, secs),
+		(unsigned long long)a->all.conn_errors);
+	json_figures(f, secs, &a->all, h);
+	fputc('}', f);
+	if (fclose(f) || !text)
+		die("out of memory");
+	if (nseries == series_cap) {
+		series_cap = series_cap ? 2 * series_cap : 64;
+		series = xrealloc(series, series_cap * sizeof(*series));
+	}
+	series[nseries++] = text;
+	free(h);
+}
+
 void write_json(const char *path, double secs, double cpu,
 		const struct tally *a, int end, const struct hist *collect_lock)
 {
@@ -278,7 +313,15 @@ void write_json(const char *path, double secs, double cpu,
 		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
 	fprintf(f, ",\"loop\":{\"wakeups\":%llu,\"handled\":%llu}",
 		(unsigned long long)a->wakeups, (unsigned long long)a->handled);
-	fputs(",\"histogram\":", f);
+	fputs(",\"series\":[", f);
+	for (size_t i = 0; i < nseries; i++) {
+		fprintf(f, "%s%s", i ? "," : "", series[i]);
+		free(series[i]);
+	}
+	free(series);
+	series = NULL;
+	nseries = series_cap = 0;
+	fputs("],\"histogram\":", f);
 	hist_write_json(h, f);
 	fputs("}\n", f);
 	if (fclose(f))

@@ -30,6 +30,9 @@ void write_json(const char *path, double secs, double cpu,
 		const struct tally *a, int end, const struct hist *collect_lock);
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 		   int end);
+/* One entry of the --json file's series (see print_interval_json). */
+void series_record(double t, double secs, const struct tally *a,
+		   const struct census *cen);
 /* HdrHistogram interval log (--hdr-log); t0 is the start of the run. */
 void hdr_log_open(const char *path);
 void hdr_log_interval(int64_t t0, double start, double secs,

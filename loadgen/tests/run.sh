@@ -525,6 +525,29 @@ PY
 	[ "$(grep -c '^            p12.5 ' "$TMP/pp.out")" = 2 ] || rc=1
 	result print_percentiles $rc "exit $st; $(grep latency "$TMP/pp.out")"
 
+	# The --json file's series: one entry per second of the run (and one
+	# for the last part), which add up to the run's counts; at each
+	# second's end both connections have their request in flight.
+	$LG -s 127.0.0.1:$MC_PORT -c 2 -d 2.5 -k 1000 --mix get=8,set=2 -i 0.7 \
+		--json "$TMP/se.json" > /dev/null 2> "$TMP/err"
+	st=$?
+	python3 - "$TMP/se.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["series"]
+assert len(s) >= 2 and "%.3f" % s[-1]["t"] == "%.3f" % d["duration_s"], \
+    ([x["t"] for x in s], d["duration_s"])
+for i, x in enumerate(s[:-1]):
+    assert x["t"] >= i + 1 and x["in_flight"] == 2 and x["due"] == 0, x
+    assert list(x["percentiles_us"]) == ["50", "90", "99", "99.9"], x
+assert all(a["t"] < b["t"] for a, b in zip(s, s[1:]))
+for k in ("ops", "errors", "unfinished", "hits", "misses"):
+    assert sum(x[k] for x in s) == d[k], k
+PY
+	rc=$?
+	[ "$st" = 0 ] || rc=1
+	result json_series_per_second $rc "exit $st"
+
 	# Poisson arrivals keep the offered rate (their goodness of fit is
 	# tested in test_zipf, where no scheduler jitter blurs it)
 	$LG -s 127.0.0.1:$MC_PORT -c 20 -p 4 -d 2 -r 2000 --arrivals poisson -q \
