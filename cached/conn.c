@@ -15,7 +15,8 @@
  * origin request or queued reply; the last conn_unref frees it.  A
  * connection is used by its own worker only; stats conns, from any
  * worker, walks the registry under reg_lock and reads each connection's
- * state and last_cmd with relaxed atomic loads.
+ * fd, state and last_cmd (relaxed atomic loads), then asks the sockets'
+ * addresses after dropping the lock.
  */
 #include "conn.h"
 
@@ -348,7 +349,7 @@ static const char *state_text(const struct conn *c, const struct conn *self)
 
 struct conn_line {
 	int fd;
-	const struct conn *c;   /* NULL for a listener */
+	const char *state;      /* NULL for a listener */
 	uint32_t since;
 };
 
@@ -359,6 +360,13 @@ static int by_fd(const void *a, const void *b)
 	return (x->fd > y->fd) - (x->fd < y->fd);
 }
 
+/*
+ * What each line needs is collected under reg_lock; the two system calls
+ * per connection (its addresses) are made after it is dropped, so that
+ * the workers' accepts and closes never wait for them.  A connection
+ * that closes meanwhile may show its successor's addresses (or none), as
+ * memcached's unlocked walk of its connections may.
+ */
 void conns_emit(struct evbuffer *out, struct conn *self)
 {
 	struct conn_line *v = NULL;
@@ -371,30 +379,32 @@ void conns_emit(struct evbuffer *out, struct conn *self)
 	for (struct conn *c = reg_head; c; c = c->reg_next)
 		cap++;
 	v = malloc((cap ? cap : 1) * sizeof(*v));
-	if (!v)
+	if (!v) {
+		pthread_mutex_unlock(&reg_lock);
 		goto out;
+	}
 	for (int i = 0; i < nlisteners; i++)
 		v[n++] = (struct conn_line){ listeners[i], NULL, listeners_since[i] };
 	for (struct conn *c = reg_head; c; c = c->reg_next)
-		v[n++] = (struct conn_line){ c->fd, c,
+		v[n++] = (struct conn_line){ c->fd, state_text(c, self),
 			__atomic_load_n(&c->last_cmd, __ATOMIC_RELAXED) };
+	pthread_mutex_unlock(&reg_lock);
 	qsort(v, n, sizeof(*v), by_fd);
 	for (size_t i = 0; i < n; i++) {
 		int fd = v[i].fd;
 
-		sock_text(fd, v[i].c != NULL, addr, sizeof(addr));
+		sock_text(fd, v[i].state != NULL, addr, sizeof(addr));
 		evbuffer_add_printf(out, "STAT %d:addr %s\r\n", fd, addr);
-		if (v[i].c) {
+		if (v[i].state) {
 			sock_text(fd, false, laddr, sizeof(laddr));
 			evbuffer_add_printf(out, "STAT %d:listen_addr %s\r\n", fd, laddr);
 		}
 		evbuffer_add_printf(out, "STAT %d:state %s\r\n", fd,
-				    v[i].c ? state_text(v[i].c, self) : "conn_listening");
+				    v[i].state ? v[i].state : "conn_listening");
 		evbuffer_add_printf(out, "STAT %d:secs_since_last_cmd %u\r\n", fd,
 				    now >= v[i].since ? now - v[i].since : 0);
 	}
 out:
-	pthread_mutex_unlock(&reg_lock);
 	free(v);
 	evbuffer_add(out, "END\r\n", 5);
 }

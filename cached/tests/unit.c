@@ -13,12 +13,16 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 
 #include "cache.h"
+#include "conn.h"
 #include "daemon.h"
 #include "index.h"
 #include "origin.h"
@@ -2061,6 +2065,80 @@ static char *stats_text(void)
 }
 
 /*
+ * conns unlocked: stats conns makes two system calls per connection (getpeername,
+ * getsockname).  They run outside the registry's lock, so that workers
+ * registering and closing connections never wait for them.  This test's
+ * own getpeername (it takes libc's place in this program) has another
+ * thread register and unregister a connection while the call is under
+ * way, and waits up to 2 s for it: with the lock held across the calls
+ * the thread waits for the whole scrape.
+ */
+static bool peer_probe, peer_blocked;
+static pthread_t peer_thread;
+static struct conn *peer_other;
+
+static void *peer_register(void *arg)
+{
+	conn_register(arg);
+	conn_unregister(arg);
+	return NULL;
+}
+
+int getpeername(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	if (peer_probe) {
+		struct timespec until;
+
+		peer_probe = false;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		pthread_create(&peer_thread, NULL, peer_register, peer_other);
+		if (pthread_timedjoin_np(peer_thread, NULL, &until) != 0)
+			peer_blocked = true;   /* joined once the scrape is over */
+		else
+			peer_thread = 0;
+	}
+	return (int)syscall(SYS_getpeername, fd, sa, len);
+}
+
+static void test_conns_unlocked(void)
+{
+	struct conn *c = conn_alloc(sizeof(struct conn));
+	struct evbuffer *out = evbuffer_new();
+	char line[64];
+	int sv[2];
+	size_t n;
+	char *text;
+
+	peer_other = conn_alloc(sizeof(struct conn));
+	CHECK(c && peer_other && out && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0,
+	      "conns: set up");
+	c->fd = sv[0];
+	c->state = ST_CMD;
+	conn_register(c);
+	peer_probe = true;
+	conns_emit(out, NULL);
+	if (peer_blocked)
+		pthread_join(peer_thread, NULL);
+	CHECK(!peer_probe && !peer_blocked,
+	      "stats conns: a connection registered while it asks a socket's address");
+	n = evbuffer_get_length(out);
+	text = calloc(1, n + 1);
+	evbuffer_remove(out, text, n);
+	snprintf(line, sizeof(line), "STAT %d:addr unix:\r\nSTAT %d:listen_addr unix:\r\n",
+		 sv[0], sv[0]);
+	CHECK(strstr(text, line) && strstr(text, "conn_read") &&
+	      n >= 5 && !strcmp(text + n - 5, "END\r\n"), "stats conns: %s", text);
+	free(text);
+	conn_unregister(c);
+	close(sv[0]);
+	close(sv[1]);
+	evbuffer_free(out);
+	free(c);
+	free(peer_other);
+}
+
+/*
  * Lock waits: every test before this one ran in one thread, so nothing
  * waited; then a reader arriving while a writer holds the lock 30 ms
  * counts one read wait of about that long, and a writer arriving while a
@@ -2153,6 +2231,7 @@ int main(void)
 	test_meta_fast();
 	test_sets_shared();
 	test_local_race();
+	test_conns_unlocked();
 	test_lock_waits();      /* last: the threaded tests before it clear the waits */
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
