@@ -2065,9 +2065,9 @@ static char *stats_text(void)
 }
 
 /*
- * conns unlocked: stats conns makes two system calls per connection (getpeername,
- * getsockname).  They run outside the registry's lock, so that workers
- * registering and closing connections never wait for them.  This test's
+ * conns unlocked: stats conns makes two system calls per connection
+ * (getpeername, getsockname).  They run outside the registry's lock, so
+ * that workers registering and closing connections never wait for them.  This test's
  * own getpeername (it takes libc's place in this program) has another
  * thread register and unregister a connection while the call is under
  * way, and waits up to 2 s for it: with the lock held across the calls
