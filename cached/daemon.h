@@ -66,6 +66,7 @@ struct settings {
 	uint32_t psi_interval_ms;  /* band: poll interval */
 	uint64_t out_max;        /* per-connection output bound */
 	uint64_t in_max;         /* --input-limit: input held without a command */
+	int idle_timeout;        /* --idle-timeout: seconds, 0 = never */
 	bool detail;             /* per-prefix stats (stats detail on, -D) */
 	char prefix_delim;       /* -D, default ':' */
 };
@@ -213,6 +214,8 @@ static inline void cache_unlock(void)
 extern uint64_t stat_curr_conns, stat_total_conns, stat_rejected_conns;
 /* times a connection yielded after -R commands (stats.c) */
 extern uint64_t stat_conn_yields;
+/* idle connections closed after --idle-timeout (stats.c) */
+extern uint64_t stat_idle_kicks;
 /* connections closed for holding more than --input-limit (stats.c) */
 extern uint64_t stat_input_limit_closes;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */

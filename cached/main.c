@@ -81,6 +81,8 @@ static void usage(void)
 	       "    --psi-interval=MS    band: poll interval (default 500)\n"
 	       "    --psi-drop=PCT       trigger: percent of the cache dropped per event (default 5)\n"
 	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n"
+	       "    --idle-timeout=SECS  close a connection that waited this long for a\n"
+	       "                         command (memcached's idle_timeout; default 0, never)\n"
 	       "    --input-limit=BYTES  input a connection may hold without a complete\n"
 	       "                         command, i.e. the longest multi-get line (default 8m)\n");
 }
@@ -136,7 +138,7 @@ enum {
 	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
 	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
 	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
-	OPT_PSI_INTERVAL, OPT_FETCH_THREADS, OPT_INPUT_LIMIT
+	OPT_PSI_INTERVAL, OPT_FETCH_THREADS, OPT_INPUT_LIMIT, OPT_IDLE_TIMEOUT
 };
 
 static void parse_args(int argc, char **argv)
@@ -171,6 +173,7 @@ static void parse_args(int argc, char **argv)
 		{ "psi-interval", required_argument, NULL, OPT_PSI_INTERVAL },
 		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
 		{ "input-limit", required_argument, NULL, OPT_INPUT_LIMIT },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 		{ NULL, 0, NULL, 0 }
 	};
 	char err[256];
@@ -314,6 +317,9 @@ static void parse_args(int argc, char **argv)
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
 				die_usage("bad --output-limit '%s' (at least 1m)", optarg);
 			settings.out_max = v;
+			break;
+		case OPT_IDLE_TIMEOUT:
+			settings.idle_timeout = (int)parse_int("--idle-timeout", optarg, 0, 86400 * 365);
 			break;
 		case OPT_INPUT_LIMIT:
 			if (parse_size(optarg, &v) < 0 || v < (1u << 20) || v > (1ull << 30))

@@ -31,6 +31,7 @@
 
 uint64_t stat_conn_yields;
 uint64_t stat_input_limit_closes;
+uint64_t stat_idle_kicks;
 uint64_t stat_fetch_queue_depth, stat_fetch_active, stat_fetch_coalesced;
 
 const char *mode_name(enum cache_mode m)
@@ -100,6 +101,8 @@ void stats_emit(struct evbuffer *out)
 	U("curr_connections", __atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED));
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
+	if (settings.idle_timeout)   /* as memcached: only with a timeout */
+		U("idle_kicks", __atomic_load_n(&stat_idle_kicks, __ATOMIC_RELAXED));
 	U("conn_yields", __atomic_load_n(&stat_conn_yields, __ATOMIC_RELAXED));
 	U("input_limit_closes", __atomic_load_n(&stat_input_limit_closes, __ATOMIC_RELAXED));
 	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
@@ -199,6 +202,7 @@ void stats_settings_emit(struct evbuffer *out)
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
 	U("item_size_max", settings.item_size_max);
 	U("reqs_per_event", settings.reqs_per_event);
+	U("idle_timeout", settings.idle_timeout);
 	evbuffer_add_printf(out, "STAT lru_crawler yes\r\n");
 	evbuffer_add_printf(out, "STAT dump_enabled yes\r\n");
 	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
@@ -243,6 +247,7 @@ void stats_reset(void)
 	__atomic_store_n(&stat_rejected_conns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_conn_yields, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_input_limit_closes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stat_idle_kicks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_unlocked_unmarks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_punches, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stat_punches_queued, 0, __ATOMIC_RELAXED);

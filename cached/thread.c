@@ -47,6 +47,8 @@ struct thread {
 	int *q;
 	size_t qn, qcap;
 	struct conn_box *pend;   /* replies to send when this loop pass ends */
+	struct conn_box *conns;  /* its open connections (the idle sweep) */
+	struct event *idle;      /* --idle-timeout: the sweep, once a second */
 };
 
 /* A connection and what its worker keeps of it (conn_alloc). */
@@ -59,6 +61,7 @@ struct conn_box {
 	bool rd_eof;            /* the client sent its last byte (or reset) */
 	bool resume;            /* yielded (-R): runs again when writable */
 	struct conn_box *pend_next;
+	struct conn_box *prev, *next;           /* its worker's connections */
 };
 
 static struct thread *workers;
@@ -84,6 +87,12 @@ static void conn_close(struct conn *c)
 		return;
 	b->dead = true;
 	conn_unregister(c);
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		thread_of(c->w)->conns = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
 	event_free(c->ev);
 	event_free(b->wev);
 	close(c->fd);
@@ -341,6 +350,10 @@ static void conn_new(struct thread *t, int fd)
 	b->want_read = true;
 	c->last_cmd = clock_secs();
 	conn_register(c);
+	b->next = t->conns;
+	if (t->conns)
+		t->conns->prev = b;
+	t->conns = b;
 	return;
 fail:
 	if (c->ev)
@@ -370,6 +383,36 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 		s = w->q[--w->qn];
 		pthread_mutex_unlock(&w->qlock);
 		conn_new(w, s);
+	}
+}
+
+/*
+ * --idle-timeout, as memcached's idle_timeout: once a second, close the
+ * connections that have waited more than that many seconds for a command
+ * (idle_kicks).  Only a connection waiting for input counts: not one in
+ * the middle of a value block, waiting for an origin, or whose replies
+ * wait for the client to read them (memcached's conn_read and
+ * conn_new_cmd states only).
+ */
+static void idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct thread *w = arg;
+	uint32_t now = clock_secs();
+	struct conn_box *b, *next;
+	(void)fd;
+	(void)what;
+
+	for (b = w->conns; b; b = next) {
+		struct conn *c = &b->c;
+
+		next = b->next;
+		if (c->state != ST_CMD || evbuffer_get_length(c->out) ||
+		    b->resume || now < c->last_cmd ||
+		    now - c->last_cmd <= (uint32_t)settings.idle_timeout)
+			continue;
+		logmsg(2, "closing an idle connection (fd %d)", c->fd);
+		__atomic_fetch_add(&stat_idle_kicks, 1, __ATOMIC_RELAXED);
+		conn_close(c);
 	}
 }
 
@@ -406,6 +449,14 @@ int threads_init(int n)
 		w->stop = event_new(w->w.base, -1, 0, stop_cb, w);
 		if (!w->stop)
 			return -1;
+		if (settings.idle_timeout) {
+			struct timeval one_sec = { 1, 0 };
+
+			w->idle = event_new(w->w.base, -1, EV_PERSIST, idle_cb, w);
+			if (!w->idle)
+				return -1;
+			event_add(w->idle, &one_sec);
+		}
 		pthread_mutex_init(&w->qlock, NULL);
 	}
 	return 0;

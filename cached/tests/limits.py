@@ -314,6 +314,64 @@ def curritems():
         shutil.rmtree(d)
 
 
+def idletimeout():
+    """memcached's idle_timeout (-o idle_timeout=N; cached --idle-timeout N):
+    a connection waiting for a command more than N seconds is closed and
+    counted in idle_kicks; one that sends a command every half second is
+    not, nor one whose replies wait for it to read."""
+    for name, starter, opt in (("memcached", util.start_memcached, ["-o", "idle_timeout=2"]),
+                               ("cached", util.start_cached, ["--idle-timeout", "2"])):
+        proc, port = starter(*opt)
+        ss = util.stats(port, "settings")
+        check(ss.get("idle_timeout") == "2", "%s: stats settings idle_timeout %r" % (name, ss.get("idle_timeout")))
+        big = b"b" * 500000
+        util.command(port, b"set big 0 0 %d\r\n%s\r\n" % (len(big), big))
+        time.sleep(0.5)   # the probes' connections are gone
+        kicks0 = int(util.stats(port).get("idle_kicks", "-1"))
+        idle = socket.create_connection(("127.0.0.1", port))
+        busy = socket.create_connection(("127.0.0.1", port))
+        hog = socket.socket()
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        hog.connect(("127.0.0.1", port))
+        hog.setblocking(False)
+        try:
+            for _ in range(10):
+                hog.send(b"get big big big big\r\n")
+        except BlockingIOError:
+            pass
+        idle.sendall(b"version\r\n")
+        idle.recv(100)
+        t0 = time.time()
+        busy_ok = True
+        idle.setblocking(False)
+        closed_at = None
+        while time.time() - t0 < 5.5:
+            busy.sendall(b"version\r\n")
+            busy.settimeout(2)
+            busy_ok = busy_ok and busy.recv(100).startswith(b"VERSION")
+            if closed_at is None:
+                try:
+                    if idle.recv(100) == b"":
+                        closed_at = time.time() - t0
+                except BlockingIOError:
+                    pass
+            time.sleep(0.5)
+        check(closed_at is not None and closed_at >= 2.0,
+              "%s: the idle connection closed after %s s" % (name, closed_at))
+        check(busy_ok, "%s: a connection with a command every 0.5 s is served throughout" % name)
+        st = util.stats(port)
+        check(int(st.get("idle_kicks", "-1")) - kicks0 == 1,
+              "%s: idle_kicks %s -> %s (the hog, whose replies wait, is no idle connection)"
+              % (name, kicks0, st.get("idle_kicks")))
+        for s in (idle, busy, hog):
+            s.close()
+        util.stop(proc)
+    proc, port = util.start_cached()
+    check("idle_kicks" not in util.stats(port) and util.stats(port, "settings").get("idle_timeout") == "0",
+          "cached without --idle-timeout: idle_timeout 0, no idle_kicks, as memcached")
+    util.stop(proc)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
@@ -321,6 +379,7 @@ PARTS = {
     "unixpath": unixpath,
     "dirsymlink": dirsymlink,
     "curritems": curritems,
+    "idletimeout": idletimeout,
 }
 
 

@@ -27,7 +27,7 @@ src=$cache/memcached-$version
 # Text-protocol tests that do not depend on memcached's internals, and
 # pass.  Why every other file is left out: docs/cached.md.
 PASSING="binary-get.t binary-sasl.t bogus-commands.t cas.t chunked-items.t evictions.t
-flags.t getandtouch.t getset.t incrdecr.t issue_104.t issue_108.t
+flags.t getandtouch.t getset.t idle-timeout.t incrdecr.t issue_104.t issue_108.t
 issue_14.t issue_152.t issue_163.t issue_192.t issue_29.t issue_3.t issue_41.t
 issue_42.t issue_61.t issue_68.t issue_70.t item_size_max.t
 malicious-commands.t maxconns.t metaget.t multiversioning.t noreply.t
@@ -66,15 +66,24 @@ work=$(mktemp -d)
 trap 'reap; rm -rf "$work"' EXIT
 cp -r "$src/t" "$work/t"
 
-# memcached's flags -> cached's: the ones cached has pass through; UDP
-# (-U), -o options (relaxed_privileges, which cached does not need) and
-# -M (error instead of evicting, which cached does not do) are dropped.
+# memcached's flags -> cached's: the ones cached has pass through, and
+# -o idle_timeout=N becomes --idle-timeout N; UDP (-U), the other -o
+# options (relaxed_privileges, which cached does not need) and -M (error
+# instead of evicting, which cached does not do) are dropped.
 cat >"$work/memcached-debug" <<EOF
 #!/bin/bash
 args=()
 while [ \$# -gt 0 ]; do
 	case "\$1" in
-	-U|-o) shift 2 ;;
+	-o)
+		IFS=, read -ra subopts <<<"\$2"
+		for o in "\${subopts[@]}"; do
+			case "\$o" in
+			idle_timeout=*) args+=(--idle-timeout "\${o#idle_timeout=}") ;;
+			esac
+		done
+		shift 2 ;;
+	-U) shift 2 ;;
 	-M) shift ;;
 	-h) echo "cached (memcached $version protocol) -s, --unix-socket=<file>"; exit 0 ;;
 	*) args+=("\$1"); shift ;;
