@@ -286,8 +286,8 @@ static void ring_push(struct conn *c, uint64_t k)
  * "mg K v f" line per key (one reply each, in order).  key is the key of
  * a set, delete or touch.
  */
-static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
-		  unsigned nkeys)
+static void issue(struct conn *c, int op, int64_t t_start, int64_t now,
+		  uint64_t key, unsigned nkeys)
 {
 	struct thread *t = c->t;
 	struct req *r = &c->reqs[(c->rhead + c->rcount) % c->rcap];
@@ -295,6 +295,7 @@ static void issue(struct conn *c, int op, int64_t t_start, uint64_t key,
 
 	memset(r, 0, sizeof(*r));
 	r->t_start = t_start;
+	r->t_sent = now;
 	r->key_off = c->ktail;
 	r->op = (uint8_t)op;
 	r->nkeys = 1;
@@ -374,15 +375,16 @@ static unsigned pick_nkeys(struct thread *t)
 	       (unsigned)rng_below(&t->rng, (uint64_t)(cfg.multiget - cfg.multiget_min + 1));
 }
 
-static void issue_run(struct conn *c, int64_t t_start)
+static void issue_run(struct conn *c, int64_t t_start, int64_t now)
 {
 	struct thread *t = c->t;
 	int op = pick_op(t);
 
 	if (op == OP_GET)
-		issue(c, op, t_start, 0, pick_nkeys(t));
+		issue(c, op, t_start, now, 0, pick_nkeys(t));
 	else
-		issue(c, op, t_start, pick_key(t, op == OP_SET ? ROLE_SET : ROLE_GET), 1);
+		issue(c, op, t_start, now,
+		      pick_key(t, op == OP_SET ? ROLE_SET : ROLE_GET), 1);
 	if (t->quota != UINT64_MAX)
 		t->quota--;
 }
@@ -399,7 +401,7 @@ static void conn_fill(struct conn *c, int64_t now)
 		       t->wu_next < t->wu_end) {
 			uint64_t k = t->wu_next++;
 
-			issue(c, OP_SET, now, cfg.key_base + (cfg.warmup_random ?
+			issue(c, OP_SET, now, now, cfg.key_base + (cfg.warmup_random ?
 			      perm_map(&cfg.wu_perm, k) : k), 1);
 		}
 		return;
@@ -410,13 +412,13 @@ static void conn_fill(struct conn *c, int64_t now)
 	if (cfg.rate > 0) {
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota &&
 		       c->next_send <= now && c->next_send < t->t_stop) {
-			issue_run(c, c->next_send);
+			issue_run(c, c->next_send, now);
 			c->next_send += arrival_gap(&t->rng, t->interval_ns,
 						    cfg.arrivals == ARRIVE_POISSON);
 		}
 	} else {
 		while (c->rcount < (unsigned)cfg.pipeline && t->quota)
-			issue_run(c, now);
+			issue_run(c, now, now);
 	}
 }
 
@@ -494,6 +496,18 @@ static int key_is(const struct proto_reply *pr, uint64_t k)
 }
 
 /*
+ * Request r ended at now: its latency, from its intended send time (in
+ * open loop; the actual one in closed loop), and with --uncorrected also
+ * from its actual send.
+ */
+static void record(struct thread *t, const struct req *r, int64_t now)
+{
+	hist_record(&t->tally->hist[r->op], now - r->t_start);
+	if (cfg.uncorrected)
+		hist_record(&t->tally->uhist, now - r->t_sent);
+}
+
+/*
  * One failed request of the measured run, failed at now: an error reply or
  * a lost connection.  Its wait up to the failure goes into the histogram
  * (from its intended send time in open loop), or a stall that ends in a
@@ -503,7 +517,7 @@ static void count_error(struct thread *t, const struct req *r, int64_t now)
 {
 	t->tally->all.errors++;
 	t->tally->cmd[r->op].errors++;
-	hist_record(&t->tally->hist[r->op], now - r->t_start);
+	record(t, r, now);
 }
 
 /*
@@ -559,7 +573,7 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit
 		cs->hits += (uint64_t)hit;
 		cs->misses += (uint64_t)!hit;
 	}
-	hist_record(&t->tally->hist[r->op], now - r->t_start);
+	record(t, r, now);
 }
 
 /* A VALUE (or VA) for r's next key; returns -1 when the stream is out of step. */
@@ -849,11 +863,19 @@ void conn_census(const struct conn *c, int64_t now, struct census *s,
 	}
 }
 
-/* Count one request the run ended without an answer to. */
-static void unfinished(struct thread *t, int op, int64_t t_start, int64_t t_end)
+/*
+ * Count one request the run ended without an answer to: one in flight
+ * (r), or one due and never sent (r NULL, not in the uncorrected view).
+ */
+static void unfinished(struct thread *t, const struct req *r, int op,
+		       int64_t t_start, int64_t t_end)
 {
 	t->tally->all.unfinished++;
 	t->tally->cmd[op].unfinished++;
+	if (r) {
+		record(t, r, t_end);
+		return;
+	}
 	hist_record(&t->tally->hist[op], t_end - t_start);
 }
 
@@ -874,12 +896,12 @@ void conn_finish(struct conn *c, int64_t t_end)
 	for (unsigned i = 0; i < c->rcount; i++) {
 		struct req *r = &c->reqs[(c->rhead + i) % c->rcap];
 
-		unfinished(t, r->op, r->t_start, t_end);
+		unfinished(t, r, r->op, r->t_start, t_end);
 	}
 	if (cfg.rate <= 0)
 		return;
 	while (t->quota && c->next_send < t_end) {
-		unfinished(t, pick_op(t), c->next_send, t_end);
+		unfinished(t, NULL, pick_op(t), c->next_send, t_end);
 		c->next_send += arrival_gap(&t->rng, t->interval_ns,
 					    cfg.arrivals == ARRIVE_POISSON);
 		if (t->quota != UINT64_MAX)

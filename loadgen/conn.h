@@ -18,6 +18,7 @@ struct thread;
 
 struct req {
 	int64_t t_start;	/* intended (open loop) or actual send time */
+	int64_t t_sent;		/* actual send time (--uncorrected) */
 	uint32_t key_off;	/* first key in the connection's key ring */
 	uint16_t nkeys;
 	uint16_t next;		/* next key a VALUE may answer */

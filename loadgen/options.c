@@ -102,6 +102,9 @@ static const char usage_text[] =
 "      --hdr-log FILE     write the histograms in HdrHistogram's interval log\n"
 "                         format: per --interval (or one for the whole run),\n"
 "                         untagged for all commands and tagged per command\n"
+"  -U, --uncorrected      also report latency from each request's actual\n"
+"                         send (wrk2's -U): in open loop, what a tool that\n"
+"                         ignores coordinated omission would show\n"
 "      --print-percentiles LIST  the latency percentiles the summary shows\n"
 "                         and the JSON output adds as percentiles_us,\n"
 "                         e.g. 50,99,99.9,99.99 (50,90,99,99.9), each in\n"
@@ -334,6 +337,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "print-percentiles", required_argument, NULL, O_PERCENTILES },
+	{ "uncorrected", no_argument, NULL, 'U' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -364,7 +368,7 @@ void parse_args(int argc, char **argv)
 	cfg.npct = 4;
 	gen_defaults(&cfg.gen);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qh",
+	while ((opt = getopt_long(argc, argv, ":s:t:c:p:r:d:n:k:m:g:wVi:j:qhU",
 				  long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -502,6 +506,9 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'j':
 			cfg.json = optarg;
+			break;
+		case 'U':
+			cfg.uncorrected = 1;
 			break;
 		case O_PERCENTILES:
 			parse_percentiles(optarg);

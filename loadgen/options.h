@@ -66,6 +66,7 @@ struct config {
 	int sched_batch;	/* --sched-batch: load threads under SCHED_BATCH */
 	int warmup;
 	int verify;
+	int uncorrected;	/* -U: also latency from the actual send */
 	double interval;
 	double pct[MAX_PERCENTILES];	/* --print-percentiles, ascending */
 	int npct;

@@ -215,12 +215,13 @@ static void json_config(FILE *f)
 	json_str(f, cfg.gen_str ? cfg.gen_str : "");
 	fprintf(f, ",\"multiget\":%d,\"multiget_min\":%d,\"meta\":%s,"
 		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s,"
-		"\"pin\":%s,\"sched_batch\":%s}",
+		"\"pin\":%s,\"sched_batch\":%s,\"uncorrected\":%s}",
 		cfg.multiget, cfg.multiget_min, cfg.meta ? "true" : "false",
 		cfg.warmup ? "true" : "false",
 		cfg.warmup_random ? "random" : "sequential",
 		cfg.verify ? "true" : "false", cfg.pin ? "true" : "false",
-		cfg.sched_batch ? "true" : "false");
+		cfg.sched_batch ? "true" : "false",
+		cfg.uncorrected ? "true" : "false");
 }
 
 /*
@@ -313,6 +314,23 @@ void write_json(const char *path, double secs, double cpu,
 		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
 	fprintf(f, ",\"loop\":{\"wakeups\":%llu,\"handled\":%llu}",
 		(unsigned long long)a->wakeups, (unsigned long long)a->handled);
+	fputs(",\"uncorrected\":", f);
+	if (cfg.uncorrected) {
+		const struct hist *u = &a->uhist;
+
+		fprintf(f, "{\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,"
+			"\"p999_us\":%.1f,\"max_us\":%.1f,\"mean_us\":%.1f,"
+			"\"stddev_us\":%.1f,",
+			us(hist_percentile(u, 50)), us(hist_percentile(u, 90)),
+			us(hist_percentile(u, 99)), us(hist_percentile(u, 99.9)),
+			us(u->max), hist_mean(u) / 1000, hist_stddev(u) / 1000);
+		json_percentiles(f, u);
+		fputs(",\"histogram\":", f);
+		hist_write_json(u, f);
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
 	fputs(",\"series\":[", f);
 	for (size_t i = 0; i < nseries; i++) {
 		fprintf(f, "%s%s", i ? "," : "", series[i]);
@@ -390,6 +408,8 @@ void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 	fprintf(f, "unfinished  %llu  (in flight or due at the end; counted in the latency)\n",
 		(unsigned long long)s->unfinished);
 	print_latency(f, "latency us", h);
+	if (cfg.uncorrected)
+		print_latency(f, "uncorrected", &a->uhist);
 	for (int op = 0; op < OP_COUNT; op++) {
 		char label[32];
 		const struct stats *c = &a->cmd[op];

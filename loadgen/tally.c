@@ -41,6 +41,7 @@ void tally_reset(struct tally *a)
 	a->wakeups = a->handled = 0;
 	for (int op = 0; op < OP_COUNT; op++)
 		hist_reset(&a->hist[op]);
+	hist_reset(&a->uhist);
 }
 
 void tally_add(struct tally *a, const struct tally *b)
@@ -53,6 +54,8 @@ void tally_add(struct tally *a, const struct tally *b)
 		if (b->hist[op].total)
 			hist_merge(&a->hist[op], &b->hist[op]);
 	}
+	if (b->uhist.total)
+		hist_merge(&a->uhist, &b->uhist);
 }
 
 void tally_merged(const struct tally *a, struct hist *h)

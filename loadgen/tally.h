@@ -37,6 +37,7 @@ struct tally {
 	struct stats all;
 	struct stats cmd[OP_COUNT];
 	struct hist hist[OP_COUNT];
+	struct hist uhist;	/* --uncorrected: every command, from the send */
 	uint64_t wakeups, handled;
 };
 
