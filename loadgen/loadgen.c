@@ -22,8 +22,9 @@
  *   tally.c    counters and histograms, added up (tally.h)
  *   output.c   the summary, the interval lines, the JSON file (output.h)
  *   util.c     the clock, exits, allocation (util.h)
- *   hist.c, zipf.c, proto.c   the histogram, the random choices and the
- *              reply parser, which the unit tests build alone
+ *   hist.c, zipf.c, heap.c, proto.c   the histogram, the random choices,
+ *              the timer heap and the reply parser, which the unit tests
+ *              build alone
  */
 #define _GNU_SOURCE
 #include <signal.h>
