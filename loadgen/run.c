@@ -186,7 +186,7 @@ static void *thread_main(void *arg)
 	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
 		int64_t now = now_ns(), wake;
 		int n, timeout_ms = 100;
-		struct heap_node *x;
+		struct heap_node *due;
 
 		pthread_mutex_lock(&t->lock);
 		if (t->phase == PH_WARMUP && t->wu_next >= t->wu_end &&
@@ -216,10 +216,10 @@ static void *thread_main(void *arg)
 		 * connections, and with 5,000 at 20,000 ops/s the walk could
 		 * not keep the schedule: a p50 of 0.23 s.)
 		 */
-		while ((x = heap_top(&t->timers)) &&
+		while ((due = heap_top(&t->timers)) &&
 		       heap_top_key(&t->timers) <= now) {
 			t->tally->handled++;
-			conn_kick(conn_of_timer(x), now);
+			conn_kick(conn_of_timer(due), now);
 		}
 		census_step(t);
 		if (t->census_pos < t->nconns)
