@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * conn.c - one connection: writing requests, reading and checking replies.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hist.c - log-linear histogram; see hist.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * hist.h - log-linear latency histogram in the style of HdrHistogram.
  *

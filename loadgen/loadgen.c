@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * loadgen - load generator for the memcached text protocol.
  *

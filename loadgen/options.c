@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * options.c - the command line: the option list, --help, and parsing into
  * cfg with one line and exit status 64 for anything it cannot use.

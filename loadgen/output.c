@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * output.c - what loadgen prints: the human summary, the progress line,
  * the interval lines, the final JSON file and the HdrHistogram log.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * proto.c - memcached text protocol reply parser; see proto.h.
  */

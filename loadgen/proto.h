@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * proto.h - incremental parser for memcached text protocol replies.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * run.c - the load threads and the main thread's view of them.
  *

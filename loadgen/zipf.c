@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * zipf.c - xoshiro256**, the rejection-inversion Zipf sampler, YCSB's
  * scrambled Zipfian generator, the key patterns built on them (and on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * zipf.h - key popularity samplers, the key patterns of --dist, and the
  * per-thread random generator.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench.py - loadgen against memcaslap (libmemcached-tools), same server,
 same run, same mix, same concurrency.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # cached.sh - sourced by run.sh: loadgen against the cached daemon.
 # The daemon rebuilds missing values from its gen origin, so a run without
 # warm-up already hits; every hit must match the formula byte for byte.

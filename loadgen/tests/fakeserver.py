@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """fakeserver.py - a small memcached text-protocol server that misbehaves
 on purpose, for loadgen's tests.
 

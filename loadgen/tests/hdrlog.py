@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """hdrlog.py - check loadgen's --hdr-log output against its JSON.
 
 Decodes HdrHistogram's interval log (format 1.3) from the format's own

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # run.sh - every host test of loadgen: unit tests (plain and sanitizer
 # builds), then runs against Debian's memcached, the cached daemon and
 # tests/fakeserver.py.  One TAP line per test (image/guest/tap.sh, the

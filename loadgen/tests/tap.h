@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tap.h - the few helpers the unit tests share.  Every test prints
  * "PASS name" or "FAIL name" (argv[1], if given, prefixes the names so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_hist.c - the latency histogram against a sorted reference, and its
  * HdrHistogram encoding decoded again (base64, the stored-block zlib

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_proto.c - the reply parser on whole, pipelined and split input, and
  * the shared value formula as loadgen uses it for --verify.

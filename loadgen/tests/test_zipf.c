@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * test_zipf.c - sampled frequencies against the exact distributions.
  *
