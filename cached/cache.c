@@ -29,7 +29,8 @@ static uint32_t oldest_live;   /* delayed flush_all: items stored by this second
 
 int cache_init(uint64_t maxbytes, bool vol)
 {
-	if (index_init(16) < 0)
+	/* -o hashpower, as memcached's: the first size, 2^16 by default */
+	if (index_init(settings.hashpower_init ? settings.hashpower_init : 16) < 0)
 		return -1;
 	store_item_alive = cache_alive;
 	return store_init(maxbytes, vol);

@@ -41,8 +41,10 @@ struct conn *conn_alloc(size_t size)
 {
 	struct conn *c = calloc(1, size < sizeof(*c) ? sizeof(*c) : size);
 
-	if (c)
+	if (c) {
 		c->refs = 1;
+		__atomic_fetch_add(&stat_conn_structs, 1, __ATOMIC_RELAXED);
+	}
 	return c;
 }
 
@@ -56,6 +58,7 @@ void conn_unref(struct conn *c)
 	if (--c->refs == 0) {
 		conn_free_buffers(c);
 		free(c);
+		__atomic_fetch_sub(&stat_conn_structs, 1, __ATOMIC_RELAXED);
 	}
 }
 

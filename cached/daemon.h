@@ -67,6 +67,12 @@ struct settings {
 	uint64_t out_max;        /* per-connection output bound */
 	uint64_t in_max;         /* --input-limit: input held without a command */
 	int idle_timeout;        /* --idle-timeout: seconds, 0 = never */
+	int backlog;             /* -b: the listen queue */
+	int access_mask;         /* -a: the unix socket's mode */
+	unsigned hashpower_init; /* -o hashpower: the index's first size (0: 16) */
+	bool shutdown_command;   /* -A: the shutdown command stops the daemon */
+	bool no_flush;           /* -F: flush_all refused */
+	bool no_dump;            /* -X: stats cachedump, lru_crawler metadump refused */
 	bool detail;             /* per-prefix stats (stats detail on, -D) */
 	char prefix_delim;       /* -D, default ':' */
 };
@@ -83,7 +89,7 @@ struct stats {
 	uint64_t incr_hits, incr_misses, decr_hits, decr_misses;
 	uint64_t cas_hits, cas_misses, cas_badval;
 	uint64_t touch_hits, touch_misses;
-	uint64_t evictions, expired_unfetched;
+	uint64_t evictions, evicted_unfetched, expired_unfetched;
 	uint64_t purged_ranges, purged_objects, rebuilds, rebuild_usec;
 	uint64_t purge_misses, origin_fetches, origin_errors;
 	uint64_t verify_errors, psi_events, psi_drops, psi_dropped_bytes;
@@ -219,6 +225,10 @@ extern uint64_t stat_idle_kicks;
 /* connections closed for holding more than --input-limit (stats.c) */
 extern uint64_t stat_input_limit_closes;
 extern uint64_t stat_listen_disabled;    /* accepting paused, out of fds */
+extern uint64_t stat_listen_disabled_us; /* the time accepting was paused */
+extern uint32_t stat_accepting;          /* 0 while accepting is paused */
+extern uint32_t stat_listeners;          /* listening sockets */
+extern uint64_t stat_conn_structs;       /* struct conn allocated now */
 extern uint64_t stat_conn_buffer_bytes;  /* read buffers, fetched values */
 extern uint64_t stat_bytes_read, stat_bytes_written;
 /* unmarks a get made without cache_lock (store.c) */

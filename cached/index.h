@@ -50,6 +50,10 @@ struct item {
  */
 #define ITEM_MF_KEY 0x08
 
+/* The bit of mflags that says the value was read since it was stored
+ * (proto.h's MF_FETCHED): an eviction counts those never read. */
+#define ITEM_MF_FETCHED 0x01
+
 /*
  * atime changes under the shared lock too (a hit on the get fast path
  * stores it atomically, as it does the fetched flag): code that reads it

@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * main.c - command line, start-up, the main thread's loop (clock,
- * volatility timer, spare segments, PSI, signals) and clean shutdown.  The
- * listening sockets and accept are listen.c's; the state every part shares
- * is daemon.c's.
+ * main.c - start-up, the main thread's loop (clock, volatility timer,
+ * spare segments, PSI, signals) and clean shutdown.  The options are
+ * options.c's, the listening sockets and accept listen.c's; the state
+ * every part shares is daemon.c's.
  *
- * Flags follow memcached where memcached has them.  A bad flag prints one
- * line and exits 64 (EX_USAGE).  As root the daemon wants -u USER and
- * drops to that user after binding.
+ * As root the daemon wants -u USER and drops to that user after binding.
+ * The process, as memcached runs it: -d daemonizes (the command returns
+ * once the daemon serves, or with the daemon's exit status when its
+ * start fails), -P writes the pid file, a log file takes stdout and
+ * stderr and SIGHUP reopens it (logrotate), -r raises the core limit, -k
+ * locks the memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,321 +36,15 @@
 #include "listen.h"
 #include "fetch.h"
 #include "index.h"
-#include "origin.h"
 #include "madvfree.h"
+#include "options.h"
 #include "psi.h"
 #include "stats.h"
 #include "store.h"
 #include "thread.h"
 #include "volatile_fadvise.h"
 
-#define EX_USAGE 64
-
 static struct event_base *main_base;
-
-static void usage(void)
-{
-	printf("cached " CACHED_VERSION " - a memcached-compatible cache whose values may be\n"
-	       "purged by the kernel when idle (volatile ranges) and are rebuilt on demand\n"
-	       "\n"
-	       "-p, --port=PORT          TCP port (default 11211)\n"
-	       "-l, --listen=ADDR        address to listen on (default 127.0.0.1)\n"
-	       "-s, --unix-socket=PATH   UNIX socket path (disables TCP)\n"
-	       "-m, --memory-limit=MB    memory for items in megabytes (default 64)\n"
-	       "    --memory-max=MB      cache_memlimit may grow the cache up to this (default: physical memory)\n"
-	       "-c, --conn-limit=N       max simultaneous connections (default 1024)\n"
-	       "-t, --threads=N          worker threads (default 4)\n"
-	       "-I, --max-item-size=SIZE item size limit, k/m suffix (default 1m)\n"
-	       "-R, --max-reqs-per-event=N  commands of one connection per event (default 20)\n"
-	       "-u, --user=USER          user to run as (required when started as root)\n"
-	       "-v, --verbose            log errors; -vv logs more\n"
-	       "-D CHAR                  key prefix delimiter for stats detail (default :);\n"
-	       "                         turns per-prefix stats on\n"
-	       "-h, --help               this text\n"
-	       "-V, --version            print the version\n"
-	       "    --mode=MODE          volatile|pinned|psi|madvfree (default volatile)\n"
-	       "    --idle=SECONDS       idle time before data is marked volatile (default 60)\n"
-	       "    --origin=SPEC        none|gen:OPTIONS|dir:PATH|memcache:HOST:PORT\n"
-	       "    --fetch-threads=N    threads fetching from a gen or dir origin, so that\n"
-	       "                         a slow fetch stalls only the client that waits for\n"
-	       "                         it (default 4; 0 fetches in the worker thread)\n"
-	       "    --verify             checksum every object, check on every read\n"
-	       "    --psi-stall=US       psi mode: stall microseconds per window (default 100000)\n"
-	       "    --psi-window=US      psi mode: window microseconds (default 1000000)\n"
-	       "    --psi-policy=POLICY  psi mode: band|trigger (default band)\n"
-	       "    --psi-low=SIZE       band: give memory back below this much free (default MemTotal/8)\n"
-	       "    --psi-high=SIZE      band: take it back above this much free (default MemTotal/4)\n"
-	       "    --psi-step=PCT       band: percent of (high - low) per poll (default 20)\n"
-	       "    --psi-max=PCT        band: most percent of the cache given back (default 20)\n"
-	       "    --psi-interval=MS    band: poll interval (default 500)\n"
-	       "    --psi-drop=PCT       trigger: percent of the cache dropped per event (default 5)\n"
-	       "    --output-limit=BYTES per-connection reply bound (default 64m)\n"
-	       "    --idle-timeout=SECS  close a connection that waited this long for a\n"
-	       "                         command (memcached's idle_timeout; default 0, never)\n"
-	       "    --input-limit=BYTES  input a connection may hold without a complete\n"
-	       "                         command, i.e. the longest multi-get line (default 8m)\n");
-}
-
-static void die_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "cached: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(EX_USAGE);
-}
-
-/* Parse a number with an optional k/m/g suffix. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static long parse_int(const char *opt, const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		die_usage("bad value '%s' for %s (%ld..%ld)", s, opt, min, max);
-	return v;
-}
-
-enum {
-	OPT_MODE = 256, OPT_IDLE, OPT_ORIGIN, OPT_VERIFY, OPT_PSI_STALL,
-	OPT_PSI_WINDOW, OPT_PSI_DROP, OPT_OUTPUT_LIMIT, OPT_MEMORY_MAX,
-	OPT_PSI_POLICY, OPT_PSI_LOW, OPT_PSI_HIGH, OPT_PSI_STEP, OPT_PSI_MAX,
-	OPT_PSI_INTERVAL, OPT_FETCH_THREADS, OPT_INPUT_LIMIT, OPT_IDLE_TIMEOUT
-};
-
-static void parse_args(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "unix-socket", required_argument, NULL, 's' },
-		{ "memory-limit", required_argument, NULL, 'm' },
-		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
-		{ "conn-limit", required_argument, NULL, 'c' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "max-item-size", required_argument, NULL, 'I' },
-		{ "max-reqs-per-event", required_argument, NULL, 'R' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "idle", required_argument, NULL, OPT_IDLE },
-		{ "origin", required_argument, NULL, OPT_ORIGIN },
-		{ "fetch-threads", required_argument, NULL, OPT_FETCH_THREADS },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "psi-stall", required_argument, NULL, OPT_PSI_STALL },
-		{ "psi-window", required_argument, NULL, OPT_PSI_WINDOW },
-		{ "psi-drop", required_argument, NULL, OPT_PSI_DROP },
-		{ "psi-policy", required_argument, NULL, OPT_PSI_POLICY },
-		{ "psi-low", required_argument, NULL, OPT_PSI_LOW },
-		{ "psi-high", required_argument, NULL, OPT_PSI_HIGH },
-		{ "psi-step", required_argument, NULL, OPT_PSI_STEP },
-		{ "psi-max", required_argument, NULL, OPT_PSI_MAX },
-		{ "psi-interval", required_argument, NULL, OPT_PSI_INTERVAL },
-		{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
-		{ "input-limit", required_argument, NULL, OPT_INPUT_LIMIT },
-		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
-		{ NULL, 0, NULL, 0 }
-	};
-	char err[256];
-	uint64_t v;
-	int ch;
-
-	settings.port = 11211;
-	settings.inter = "127.0.0.1";
-	settings.maxbytes = 64ull << 20;
-	settings.maxconns = 1024;
-	settings.num_threads = 4;
-	settings.fetch_threads = 4;
-	settings.item_size_max = 1u << 20;
-	settings.reqs_per_event = 20;
-	settings.mode = MODE_VOLATILE;
-	settings.idle_secs = 60;
-	settings.origin = ORIGIN_NONE;
-	settings.psi_stall_us = 100000;
-	settings.psi_window_us = 1000000;
-	settings.psi_drop_pct = 5;
-	settings.psi_policy = PSI_BAND;
-	settings.psi_step_pct = 20;
-	settings.psi_max_pct = 20;
-	settings.psi_interval_ms = 500;
-	settings.out_max = 64ull << 20;
-	settings.in_max = 8ull << 20;
-	settings.prefix_delim = ':';
-	gen_defaults(&settings.gen);
-
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":p:l:s:m:c:t:I:R:u:D:vhV", longopts,
-				 NULL)) != -1) {
-		switch (ch) {
-		case 'p':
-			settings.port = (int)parse_int("-p", optarg, 0, 65535);
-			break;
-		case 'l':
-			settings.inter = optarg;
-			break;
-		case 's':
-			settings.socketpath = optarg;
-			break;
-		case 'm':
-			settings.maxbytes = (uint64_t)parse_int("-m", optarg, 1, 1 << 20) << 20;
-			break;
-		case 'c':
-			settings.maxconns = (int)parse_int("-c", optarg, 1, 1 << 20);
-			break;
-		case 't':
-			settings.num_threads = (int)parse_int("-t", optarg, 1, 256);
-			break;
-		case 'I':
-			if (parse_size(optarg, &v) < 0 || v < 1024 || v > (1u << 30))
-				die_usage("bad -I '%s' (1k..1g)", optarg);
-			settings.item_size_max = (uint32_t)v;
-			break;
-		case 'R':
-			settings.reqs_per_event = (int)parse_int("-R", optarg, 1, 1 << 20);
-			break;
-		case 'u':
-			settings.username = optarg;
-			break;
-		case 'v':
-			settings.verbose++;
-			break;
-		case 'D':
-			if (!optarg[0])
-				die_usage("-D needs a delimiter character");
-			settings.prefix_delim = optarg[0];
-			settings.detail = true;
-			break;
-		case 'h':
-			usage();
-			exit(0);
-		case 'V':
-			printf("cached %s\n", CACHED_VERSION);
-			exit(0);
-		case OPT_MODE:
-			if (!strcmp(optarg, "volatile"))
-				settings.mode = MODE_VOLATILE;
-			else if (!strcmp(optarg, "pinned"))
-				settings.mode = MODE_PINNED;
-			else if (!strcmp(optarg, "madvfree"))
-				settings.mode = MODE_MADVFREE;
-			else if (!strcmp(optarg, "psi"))
-				settings.mode = MODE_PSI;
-			else
-				die_usage("bad --mode '%s' (volatile|pinned|psi|madvfree)", optarg);
-			break;
-		case OPT_MEMORY_MAX:
-			settings.memory_max = (uint64_t)parse_int("--memory-max", optarg, 1, 1 << 20) << 20;
-			break;
-		case OPT_IDLE:
-			settings.idle_secs = (int)parse_int("--idle", optarg, 1, 86400 * 30);
-			break;
-		case OPT_ORIGIN:
-			if (origin_parse(optarg, err, sizeof(err)) < 0)
-				die_usage("%s", err);
-			settings.origin_spec = optarg;
-			break;
-		case OPT_VERIFY:
-			settings.verify = true;
-			break;
-		case OPT_PSI_STALL:
-			settings.psi_stall_us = (uint32_t)parse_int("--psi-stall", optarg, 1, 10000000);
-			break;
-		case OPT_PSI_WINDOW:
-			settings.psi_window_us = (uint32_t)parse_int("--psi-window", optarg, 500000, 10000000);
-			break;
-		case OPT_PSI_DROP:
-			settings.psi_drop_pct = (uint32_t)parse_int("--psi-drop", optarg, 1, 100);
-			break;
-		case OPT_PSI_POLICY:
-			if (!strcmp(optarg, "band"))
-				settings.psi_policy = PSI_BAND;
-			else if (!strcmp(optarg, "trigger"))
-				settings.psi_policy = PSI_TRIGGER;
-			else
-				die_usage("bad --psi-policy '%s' (band|trigger)", optarg);
-			break;
-		case OPT_PSI_LOW:
-		case OPT_PSI_HIGH:
-			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
-				die_usage("bad --psi-%s '%s' (a size, at least 1m)",
-					  ch == OPT_PSI_LOW ? "low" : "high", optarg);
-			*(ch == OPT_PSI_LOW ? &settings.psi_low : &settings.psi_high) = v;
-			break;
-		case OPT_PSI_STEP:
-			settings.psi_step_pct = (uint32_t)parse_int("--psi-step", optarg, 1, 100);
-			break;
-		case OPT_PSI_MAX:
-			settings.psi_max_pct = (uint32_t)parse_int("--psi-max", optarg, 1, 100);
-			break;
-		case OPT_PSI_INTERVAL:
-			settings.psi_interval_ms = (uint32_t)parse_int("--psi-interval", optarg, 10, 60000);
-			break;
-		case OPT_FETCH_THREADS:
-			settings.fetch_threads = (int)parse_int("--fetch-threads", optarg, 0, 256);
-			break;
-		case OPT_OUTPUT_LIMIT:
-			if (parse_size(optarg, &v) < 0 || v < (1u << 20))
-				die_usage("bad --output-limit '%s' (at least 1m)", optarg);
-			settings.out_max = v;
-			break;
-		case OPT_IDLE_TIMEOUT:
-			settings.idle_timeout = (int)parse_int("--idle-timeout", optarg, 0, 86400 * 365);
-			break;
-		case OPT_INPUT_LIMIT:
-			if (parse_size(optarg, &v) < 0 || v < (1u << 20) || v > (1ull << 30))
-				die_usage("bad --input-limit '%s' (1m..1g)", optarg);
-			settings.in_max = v;
-			break;
-		case ':':
-			die_usage("option %s needs a value", argv[optind - 1]);
-			break;
-		default:
-			if (optopt)
-				die_usage("unknown option -%c (see -h)", optopt);
-			die_usage("unknown option %s (see -h)", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		die_usage("unexpected argument '%s' (see -h)", argv[optind]);
-	if (!settings.memory_max)   /* cache_memlimit as in memcached */
-		settings.memory_max = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-				      (uint64_t)sysconf(_SC_PAGESIZE);
-	if (settings.memory_max < settings.maxbytes)
-		settings.memory_max = settings.maxbytes;
-	if (settings.item_size_max > settings.maxbytes)
-		die_usage("-I %u is larger than the cache (-m)", settings.item_size_max);
-	if (settings.out_max < 2ull * settings.item_size_max)
-		settings.out_max = 2ull * settings.item_size_max;
-}
 
 /*
  * The daemon's clock, as memcached keeps it: the wall-clock second at
@@ -444,10 +142,153 @@ static void drop_privileges(void)
 	}
 }
 
+/* ---- the process, as memcached's is run ------------------------------- */
+
+/* logfile: stdout and stderr appended to it, stdin from /dev/null, as
+ * Debian's start-memcached sets memcached up. */
+static int log_open(void)
+{
+	int fd = open(run_opts.logfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	fflush(stdout);
+	if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* SIGHUP: the log file again by its name (logrotate renamed it). */
+static void sighup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	(void)arg;
+	if (!run_opts.logfile) {
+		logmsg(1, "SIGHUP: no log file to reopen");
+		return;
+	}
+	if (log_open() < 0) {
+		logmsg(0, "SIGHUP: cannot reopen the log file %s: %s; logging on to the old one",
+		       run_opts.logfile, strerror(errno));
+		return;
+	}
+	logmsg(1, "SIGHUP: log file %s reopened", run_opts.logfile);
+}
+
+static int ready_fd = -1;
+
+/*
+ * -d: fork; the parent waits until the daemon serves (daemon_ready) and
+ * exits 0, or exits with the daemon's status when its start fails, so
+ * that an init script or a Type=forking unit learns of a port in use.
+ */
+static void daemon_start(void)
+{
+	int p[2], st;
+	pid_t pid;
+	char b;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "cached: -d: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (pid > 0) {
+		ssize_t n;
+
+		close(p[1]);
+		while ((n = read(p[0], &b, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1)
+			_exit(0);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (run_opts.logfile)
+			fprintf(stderr, "cached: the daemon did not start, see %s\n",
+				run_opts.logfile);
+		_exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1);
+	}
+	close(p[0]);
+	ready_fd = p[1];
+	setsid();
+}
+
+/* The daemon serves: let go of the terminal, and of the parent. */
+static void daemon_ready(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		/* as memcached: -v keeps the terminal, a log file keeps its own */
+		dup2(fd, STDIN_FILENO);
+		if (!run_opts.logfile && !settings.verbose) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		close(fd);
+	}
+	if (!run_opts.maxcore && chdir("/") < 0)
+		logmsg(1, "-d: chdir /: %s", strerror(errno));
+	if (write(ready_fd, "", 1) < 0)
+		logmsg(1, "-d: the parent is gone");
+	close(ready_fd);
+	ready_fd = -1;
+}
+
+/* -P: the pid in the file, written under another name and renamed in, as
+ * memcached writes it, so that a reader never finds it empty. */
+static void pidfile_write(void)
+{
+	char tmp[4200];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", run_opts.pidfile);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0 ||
+	    rename(tmp, run_opts.pidfile) < 0)
+		fprintf(stderr, "cached: cannot write the pid file %s: %s\n",
+			run_opts.pidfile, strerror(errno));
+}
+
+/* -r: the core file limit as high as it goes, as memcached raises it. */
+static void core_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_CORE, &rl) == 0) {
+		struct rlimit want = { RLIM_INFINITY, RLIM_INFINITY };
+
+		if (setrlimit(RLIMIT_CORE, &want) != 0) {
+			want.rlim_cur = want.rlim_max = rl.rlim_max;
+			setrlimit(RLIMIT_CORE, &want);
+		}
+	}
+	if (getrlimit(RLIMIT_CORE, &rl) != 0 || rl.rlim_cur == 0) {
+		fprintf(stderr, "cached: -r: failed to ensure corefile creation\n");
+		exit(71);   /* EX_OSERR, as memcached */
+	}
+}
+
+/*
+ * -k: lock the daemon's pages in memory, as memcached's mlockall, but as
+ * they are touched (MCL_ONFAULT): the store reserves address space for
+ * --memory-max that it never touches.  As memcached, a failure (the
+ * memlock limit of a user without CAP_IPC_LOCK) is a warning.
+ */
+static void lock_memory(void)
+{
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0)
+		fprintf(stderr, "cached: warning: -k invalid, mlockall() failed: %s\n",
+			strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct timeval one_sec = { 1, 0 };
-	struct event *clock_ev, *sigterm_ev, *sigint_ev;
+	struct event *clock_ev, *sigterm_ev, *sigint_ev, *sighup_ev;
 	bool vol = false;
 	int sup;
 
@@ -459,12 +300,29 @@ int main(int argc, char **argv)
 	 * memory after a mixed load, 5.7 MB with this.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-	parse_args(argc, argv);
+	options_parse(argc, argv);
 	if ((getuid() == 0 || geteuid() == 0) && !settings.username) {
 		fprintf(stderr, "cached: can't run as root without the -u switch\n");
 		return EX_USAGE;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if (run_opts.logfile) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
+		if (log_open() < 0) {
+			fprintf(stderr, "cached: logfile %s: %s\n", run_opts.logfile,
+				strerror(errno));
+			return EX_USAGE;
+		}
+	}
+	if (run_opts.maxcore)
+		core_limit();
+	if (run_opts.daemonize)
+		daemon_start();
 	wall_start = (uint32_t)time(NULL);
 	clock_gettime(CLOCK_MONOTONIC, &mono_start);
 	process_started = wall_start;
@@ -507,14 +365,23 @@ int main(int argc, char **argv)
 	sigint_ev = evsignal_new(main_base, SIGINT, signal_cb, NULL);
 	event_add(sigterm_ev, NULL);
 	event_add(sigint_ev, NULL);
+	/* SIGHUP reopens the log file; without one it changes nothing */
+	sighup_ev = evsignal_new(main_base, SIGHUP, sighup_cb, NULL);
+	event_add(sighup_ev, NULL);
 	if (listen_open(main_base) < 0)
 		return 1;
+	/* as root, before -u gives it up: /run is root's */
+	if (run_opts.pidfile)
+		pidfile_write();
 	/* a PSI trigger needs privileges that -u gives up: arm it first */
 	if (settings.mode == MODE_PSI && psi_init(main_base) < 0) {
 		fprintf(stderr, "cached: PSI unavailable; running in pinned mode\n");
 		settings.mode_eff = MODE_PINNED;
 	}
 	drop_privileges();
+	/* as the user it runs as, as memcached locks */
+	if (run_opts.lock_memory)
+		lock_memory();
 	if (fetch_init(settings.fetch_threads) < 0) {
 		fprintf(stderr, "cached: cannot create fetch threads\n");
 		return 1;
@@ -535,6 +402,8 @@ int main(int argc, char **argv)
 	logmsg(1, "listening (%s mode, %llu MB, %d threads)",
 	       mode_name(settings.mode_eff),
 	       (unsigned long long)(settings.maxbytes >> 20), settings.num_threads);
+	if (run_opts.daemonize)
+		daemon_ready();
 
 	event_base_dispatch(main_base);
 
@@ -542,6 +411,10 @@ int main(int argc, char **argv)
 	fetch_stop();
 	if (settings.socketpath)
 		unlink(settings.socketpath);
+	/* as memcached: a daemon removes its pid file */
+	if (run_opts.daemonize && run_opts.pidfile && unlink(run_opts.pidfile) < 0)
+		logmsg(1, "cannot remove the pid file %s: %s", run_opts.pidfile,
+		       strerror(errno));
 	logmsg(1, "stopped");
 	return 0;
 }

@@ -54,7 +54,7 @@ bool safe_strtoul(const char *str, uint32_t *out);
 bool safe_strtol(const char *str, int32_t *out);
 
 /* item->mflags: what the meta protocol remembers of an item */
-#define MF_FETCHED  0x01   /* read since stored (mg h, me fetch=) */
+#define MF_FETCHED  ITEM_MF_FETCHED   /* read since stored (mg h, me fetch=) */
 #define MF_TOKEN    0x02   /* a client holds the win token (W sent) */
 #define MF_STALE    0x04   /* invalidated: served with X */
 #define MF_BINKEY   ITEM_MF_KEY   /* stored with a base64 key (k prints it so) */

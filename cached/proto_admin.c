@@ -213,6 +213,10 @@ static void metadump(struct conn *c, char *which)
 	bool all = !strcmp(which, "all") || !strcmp(which, "hash");
 	struct metadump *m;
 
+	if (settings.no_dump) {   /* -X */
+		out_string(c, "ERROR metadump not allowed");
+		return;
+	}
 	if (evbuffer_get_length(c->out)) {
 		out_string(c, "ERROR cannot pipeline other commands before metadump");
 		return;

@@ -37,6 +37,7 @@
 #include "proto_text.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +634,10 @@ static void process_flush_all(struct conn *c, token_t *tokens, size_t ntokens)
 	cache_wrlock();
 	stats.cmd_flush++;
 	cache_unlock();
+	if (settings.no_flush) {   /* -F; counted all the same, as memcached */
+		out_string(c, "CLIENT_ERROR flush_all not allowed");
+		return;
+	}
 	if (ntokens != (c->noreply ? 3u : 2u)) {
 		if (!safe_strtol(tokens[1].value, &exptime)) {
 			out_string(c, "CLIENT_ERROR invalid exptime argument");
@@ -684,7 +689,9 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 	} else if (!strcmp(sub, "cachedump")) {
 		uint32_t id, limit;
 
-		if (ntokens < 5) {
+		if (settings.no_dump) {   /* -X */
+			out_string(c, "CLIENT_ERROR stats cachedump not allowed");
+		} else if (ntokens < 5) {
 			out_string(c, "CLIENT_ERROR bad command line");
 		} else if (!safe_strtoul(tokens[2].value, &id) ||
 			   !safe_strtoul(tokens[3].value, &limit)) {
@@ -781,7 +788,16 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	} else if (!strcmp(cmd, "stats")) {
 		process_stats(c, tokens, ntokens);
 	} else if (!strcmp(cmd, "shutdown")) {
-		out_string(c, "ERROR: shutdown not enabled");
+		/* -A: as memcached, shutdown and shutdown graceful stop the
+		 * daemon as SIGINT does (cached keeps nothing to restart) */
+		if (!settings.shutdown_command) {
+			out_string(c, "ERROR: shutdown not enabled");
+		} else if (ntokens == 2 || (ntokens == 3 && !strcmp(tokens[1].value, "graceful"))) {
+			raise(SIGINT);
+			return CMD_CLOSE;
+		} else {
+			out_string(c, "CLIENT_ERROR invalid shutdown mode");
+		}
 	} else if (!strcmp(cmd, "cache_memlimit")) {
 		WANT(ntokens == 3 || ntokens == 4);
 		process_memlimit(c, tokens, ntokens);

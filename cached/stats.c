@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "cache.h"
 #include "daemon.h"
@@ -58,6 +59,18 @@ static void stats_copy(struct stats *to)
 
 #define U(name, v) evbuffer_add_printf(out, "STAT %s %" PRIu64 "\r\n", name, (uint64_t)(v))
 
+/* items reclaimed per class: dead items a store replaced (stats items) */
+static uint64_t class_reclaimed[CACHEDUMP_CLASSES];
+
+static uint64_t reclaimed_sum(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < CACHEDUMP_CLASSES; i++)
+		n += __atomic_load_n(&class_reclaimed[i], __ATOMIC_RELAXED);
+	return n;
+}
+
 void stats_emit(struct evbuffer *out)
 {
 	struct store_stats st;
@@ -92,6 +105,7 @@ void stats_emit(struct evbuffer *out)
 	U("uptime", now - process_started);
 	U("time", now);
 	evbuffer_add_printf(out, "STAT version %s\r\n", CACHED_VERSION);
+	evbuffer_add_printf(out, "STAT libevent %s\r\n", event_get_version());
 	evbuffer_add_printf(out, "STAT pointer_size %d\r\n", (int)(8 * sizeof(void *)));
 	evbuffer_add_printf(out, "STAT rusage_user %ld.%06ld\r\n",
 			    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
@@ -101,11 +115,16 @@ void stats_emit(struct evbuffer *out)
 	U("curr_connections", __atomic_load_n(&stat_curr_conns, __ATOMIC_RELAXED));
 	U("total_connections", __atomic_load_n(&stat_total_conns, __ATOMIC_RELAXED));
 	U("rejected_connections", __atomic_load_n(&stat_rejected_conns, __ATOMIC_RELAXED));
+	/* as memcached's: the connections' structures and the listeners' */
+	U("connection_structures", __atomic_load_n(&stat_conn_structs, __ATOMIC_RELAXED) +
+				   __atomic_load_n(&stat_listeners, __ATOMIC_RELAXED));
 	if (settings.idle_timeout)   /* as memcached: only with a timeout */
 		U("idle_kicks", __atomic_load_n(&stat_idle_kicks, __ATOMIC_RELAXED));
 	U("conn_yields", __atomic_load_n(&stat_conn_yields, __ATOMIC_RELAXED));
 	U("input_limit_closes", __atomic_load_n(&stat_input_limit_closes, __ATOMIC_RELAXED));
+	U("accepting_conns", __atomic_load_n(&stat_accepting, __ATOMIC_RELAXED));
 	U("listen_disabled_num", __atomic_load_n(&stat_listen_disabled, __ATOMIC_RELAXED));
+	U("time_in_listen_disabled_us", __atomic_load_n(&stat_listen_disabled_us, __ATOMIC_RELAXED));
 	U("conn_buffer_bytes", __atomic_load_n(&stat_conn_buffer_bytes, __ATOMIC_RELAXED));
 	U("cmd_get", s.cmd_get);
 	U("cmd_set", s.cmd_set);
@@ -137,6 +156,9 @@ void stats_emit(struct evbuffer *out)
 	U("curr_items", s.curr_items);
 	U("total_items", s.total_items);
 	U("evictions", s.evictions);
+	U("reclaimed", reclaimed_sum());
+	U("evicted_unfetched", s.evicted_unfetched);
+	U("expired_unfetched", s.expired_unfetched);
 	evbuffer_add_printf(out, "STAT mode %s\r\n", mode_name(settings.mode_eff));
 	U("volatile_bytes", st.volatile_bytes);
 	U("volatile_ranges", st.volatile_ranges);
@@ -197,6 +219,17 @@ void stats_settings_emit(struct evbuffer *out)
 	U("verbosity", settings.verbose);
 	evbuffer_add_printf(out, "STAT domain_socket %s\r\n",
 			    settings.socketpath ? settings.socketpath : "NULL");
+	evbuffer_add_printf(out, "STAT umask %o\r\n", (unsigned)settings.access_mask);
+	U("udpport", 0);
+	U("tcp_backlog", settings.backlog);
+	evbuffer_add_printf(out, "STAT binding_protocol ascii\r\n");
+	evbuffer_add_printf(out, "STAT auth_enabled_sasl no\r\n");
+	evbuffer_add_printf(out, "STAT auth_enabled_ascii no\r\n");
+	evbuffer_add_printf(out, "STAT evictions on\r\n");
+	evbuffer_add_printf(out, "STAT maxconns_fast yes\r\n");
+	U("hashpower_init", settings.hashpower_init ? settings.hashpower_init : 16);
+	evbuffer_add_printf(out, "STAT shutdown_command %s\r\n",
+			    settings.shutdown_command ? "yes" : "no");
 	U("num_threads", settings.num_threads);
 	U("fetch_threads", settings.fetch_threads);
 	evbuffer_add_printf(out, "STAT cas_enabled yes\r\n");
@@ -204,8 +237,8 @@ void stats_settings_emit(struct evbuffer *out)
 	U("reqs_per_event", settings.reqs_per_event);
 	U("idle_timeout", settings.idle_timeout);
 	evbuffer_add_printf(out, "STAT lru_crawler yes\r\n");
-	evbuffer_add_printf(out, "STAT dump_enabled yes\r\n");
-	evbuffer_add_printf(out, "STAT flush_enabled yes\r\n");
+	evbuffer_add_printf(out, "STAT dump_enabled %s\r\n", settings.no_dump ? "no" : "yes");
+	evbuffer_add_printf(out, "STAT flush_enabled %s\r\n", settings.no_flush ? "no" : "yes");
 	evbuffer_add_printf(out, "STAT stat_key_prefix %c\r\n", settings.prefix_delim);
 	evbuffer_add_printf(out, "STAT detail_enabled %s\r\n",
 			    __atomic_load_n(&settings.detail, __ATOMIC_RELAXED) ? "yes" : "no");
@@ -229,9 +262,6 @@ void stats_settings_emit(struct evbuffer *out)
 	U("memory_max", settings.memory_max);
 	evbuffer_add(out, "END\r\n", 5);
 }
-
-/* items reclaimed per class: dead items a store replaced (stats items) */
-static uint64_t class_reclaimed[CACHEDUMP_CLASSES];
 
 void stats_reset(void)
 {
@@ -280,9 +310,13 @@ void stats_note_store(const char *key, size_t nkey, uint32_t hv)
 {
 	struct item *it = index_find(key, nkey, hv);
 
-	if (it && !cache_alive(it, clock_secs()))
+	if (it && !cache_alive(it, clock_secs())) {
 		__atomic_fetch_add(&class_reclaimed[mc_slab_class(mc_item_size(it)) %
 						    CACHEDUMP_CLASSES], 1, __ATOMIC_RELAXED);
+		/* as memcached counts a reclaimed item nobody read */
+		if (!(__atomic_load_n(&it->mflags, __ATOMIC_RELAXED) & ITEM_MF_FETCHED))
+			STAT_ADD(expired_unfetched);
+	}
 }
 
 #define MC_PAGE (1u << 20)         /* memcached's slab page */

@@ -969,8 +969,12 @@ static void seg_evict(uint32_t s)
 
 	g->pinned = 1;
 	while ((it = g->items)) {
-		if (!it->exptime || it->exptime > clock_secs())
+		if (!it->exptime || it->exptime > clock_secs()) {
 			stats.evictions++;
+			/* as memcached: evicted before anyone read it */
+			if (!(it->mflags & ITEM_MF_FETCHED))
+				stats.evicted_unfetched++;
+		}
 		store_forget(it);
 	}
 	g->pinned = 0;

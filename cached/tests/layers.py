@@ -56,7 +56,7 @@ LAYERS = [
      "shared parsing and origin paths; admin, meta, text commands and dispatch"),
     ("workers", ["thread", "listen"],
      "worker threads running connections; accept"),
-    ("main", ["main"], "options, start-up, timers, signals, shutdown"),
+    ("main", ["main", "options"], "options, start-up, timers, signals, shutdown"),
 ]
 LAYER_OF = {m: i for i, (_, mods, _) in enumerate(LAYERS) for m in mods}
 INCLUDE_DIRS = [CACHED, os.path.join(CACHED, "lib")]

@@ -26,12 +26,12 @@ src=$cache/memcached-$version
 
 # Text-protocol tests that do not depend on memcached's internals, and
 # pass.  Why every other file is left out: docs/cached.md.
-PASSING="binary-get.t binary-sasl.t bogus-commands.t cas.t chunked-items.t evictions.t
+PASSING="binary-get.t binary-sasl.t bogus-commands.t cas.t chunked-items.t daemonize.t evictions.t
 flags.t getandtouch.t getset.t idle-timeout.t incrdecr.t issue_104.t issue_108.t
 issue_14.t issue_152.t issue_163.t issue_192.t issue_29.t issue_3.t issue_41.t
 issue_42.t issue_61.t issue_68.t issue_70.t item_size_max.t
 malicious-commands.t maxconns.t metaget.t multiversioning.t noreply.t
-quit.t stats-detail.t strtol-testing.t touch.t unixsocket.t"
+quit.t shutdown.t stats-detail.t strtol-testing.t touch.t unixsocket.t"
 
 fetch() {
 	[ -d "$src/t" ] && return 0
@@ -66,26 +66,16 @@ work=$(mktemp -d)
 trap 'reap; rm -rf "$work"' EXIT
 cp -r "$src/t" "$work/t"
 
-# memcached's flags -> cached's: the ones cached has pass through, and
-# -o idle_timeout=N becomes --idle-timeout N; UDP (-U), the other -o
-# options (relaxed_privileges, which cached does not need) and -M (error
-# instead of evicting, which cached does not do) are dropped.
+# memcached's arguments go to cached unchanged (cached takes memcached's
+# flags and -o options, or refuses them), but for one: the test library
+# gives every TCP server a UDP port (-U N) unless the file names one, and
+# cached, which has no UDP, refuses that; -U 0 stays.
 cat >"$work/memcached-debug" <<EOF
 #!/bin/bash
 args=()
 while [ \$# -gt 0 ]; do
 	case "\$1" in
-	-o)
-		IFS=, read -ra subopts <<<"\$2"
-		for o in "\${subopts[@]}"; do
-			case "\$o" in
-			idle_timeout=*) args+=(--idle-timeout "\${o#idle_timeout=}") ;;
-			esac
-		done
-		shift 2 ;;
-	-U) shift 2 ;;
-	-M) shift ;;
-	-h) echo "cached (memcached $version protocol) -s, --unix-socket=<file>"; exit 0 ;;
+	-U) [ "\$2" = 0 ] && args+=(-U 0); shift 2 ;;
 	*) args+=("\$1"); shift ;;
 	esac
 done

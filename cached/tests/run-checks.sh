@@ -71,6 +71,8 @@ run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
 run limits $PY tests/limits.py
 run limits-asan env CACHED_BIN=build-asan/cached $PY tests/limits.py
+run compat $PY tests/compat.py
+run compat-asan env CACHED_BIN=build-asan/cached $PY tests/compat.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
 # memcached's t/ tests mostly wait (expiry, timeouts): beside the fetch
