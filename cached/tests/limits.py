@@ -315,11 +315,12 @@ def curritems():
 
 
 def idletimeout():
-    """memcached's idle_timeout (-o idle_timeout=N; cached --idle-timeout N):
-    a connection waiting for a command more than N seconds is closed and
-    counted in idle_kicks; one that sends a command every half second is
+    """memcached's idle_timeout (-o idle_timeout=N, which cached takes too,
+    and cached's --idle-timeout N): a connection waiting for a command more
+    than N seconds is closed and counted in idle_kicks; one that sends a command every half second is
     not, nor one whose replies wait for it to read."""
     for name, starter, opt in (("memcached", util.start_memcached, ["-o", "idle_timeout=2"]),
+                               ("cached", util.start_cached, ["-o", "idle_timeout=2"]),
                                ("cached", util.start_cached, ["--idle-timeout", "2"])):
         proc, port = starter(*opt)
         ss = util.stats(port, "settings")
