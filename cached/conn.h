@@ -66,11 +66,6 @@ struct conn {
 	size_t commit;          /* bytes at the head of out that may be sent */
 	unsigned int nreq;      /* commands begun since memcached's last read */
 	bool yielded;           /* gave its turn after -R commands (PROTO_YIELD) */
-	/* a multi-get paused while its client reads (proto_text.c) */
-	size_t get_next;        /* its next key's offset in the line; 0: none */
-	uint64_t get_sent;      /* reply bytes it committed before */
-	uint32_t get_exptime;   /* gat, gats */
-	bool get_cas, get_touch;
 	size_t win;             /* input memcached's read buffer would hold */
 	struct evbuffer *gbuf;  /* one get command's reply, built aside */
 	enum conn_state state;

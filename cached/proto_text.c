@@ -19,10 +19,7 @@
  *
  * A get builds its reply in c->gbuf, so a bad key in the middle drops the
  * whole reply as memcached does, and a reply that would pass the output
- * bound closes the connection instead of growing without bound.  A
- * multi-get whose connection holds more than OUT_SOFT of replies pauses
- * until the client has read them (get_keys), so that a client that does
- * not read holds a bounded share of memory.
+ * bound closes the connection instead of growing without bound.
  *
  * Replies are sent when memcached would send them, since that decides which
  * of them an error can still take back.  memcached queues the replies of
@@ -335,57 +332,25 @@ static bool get_one(struct conn *c, const char *key, size_t nkey,
 	return false;
 }
 
-enum cmd_ret {
-	CMD_DONE,
-	CMD_CLOSE,
-	CMD_PAUSE,      /* a multi-get stopped to let its client read */
-};
-
-/* Is there a key over 250 bytes in a get's keys, from key on? */
-static bool long_key_ahead(const token_t *key)
+/* get, gets, gat, gats.  Returns false when the connection must close. */
+static bool process_get(struct conn *c, token_t *tokens, size_t ntokens,
+			bool ret_cas, bool touch, bool collect)
 {
-	const char *p;
-
-	for (; key->length != 0; key++)
-		if (key->length > KEY_MAX_LENGTH)
-			return true;
-	for (p = key->value; p && *p;) {
-		size_t n;
-
-		while (*p == ' ')
-			p++;
-		n = strcspn(p, " ");
-		if (n > KEY_MAX_LENGTH)
-			return true;
-		p += n;
-	}
-	return false;
-}
-
-/*
- * The keys of a get from key_token on (the tokens of the line from line to
- * lend).  A reply is built in c->gbuf and goes out whole, as memcached
- * sends it, with one exception that the client cannot tell: once the
- * connection's replies hold more than OUT_SOFT, a get that has more keys
- * commits what it has, notes where it stopped (c->get_next) and returns
- * CMD_PAUSE; the worker sends, and runs the line again (get_resume) when
- * the client has read it.  So a client that does not read holds at most
- * OUT_SOFT of replies (and one value) however many keys it asks for.  A
- * get with a key over 250 bytes ahead (doomed) never pauses: memcached
- * takes its whole reply back, with the replies queued before it, so its
- * hits are dropped as they come.
- */
-static enum cmd_ret get_keys(struct conn *c, token_t *tokens, token_t *key_token,
-			     bool ret_cas, bool touch, uint32_t exptime,
-			     bool collect, bool doomed, char *line, char *lend)
-{
+	token_t *key_token = &tokens[1];
+	int32_t exptime_int = 0;
+	uint32_t exptime = 0;
 	bool fail_length = false, too_big = false;
-	size_t ntokens;
 
+	if (touch) {
+		if (!safe_strtol(tokens[1].value, &exptime_int)) {
+			out_string(c, "CLIENT_ERROR invalid exptime argument");
+			return true;
+		}
+		key_token++;
+		exptime = cache_exptime(exptime_int);
+	}
 	do {
 		while (key_token->length != 0) {
-			size_t held;
-
 			if (key_token->length > KEY_MAX_LENGTH) {
 				fail_length = true;
 				goto stop;
@@ -396,41 +361,12 @@ static enum cmd_ret get_keys(struct conn *c, token_t *tokens, token_t *key_token
 			if (!collect)
 				stats_prefix_get(key_token->value,
 						 key_token->length, hit);
-			if (doomed)
-				evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
-			held = evbuffer_get_length(c->gbuf) +
-			       evbuffer_get_length(c->out);
-			/* this reply: what went before a pause, and the rest */
-			if ((c->get_sent ? c->get_sent + evbuffer_get_length(c->gbuf) :
-			     held) > settings.out_max) {
+			if (evbuffer_get_length(c->gbuf) +
+			    evbuffer_get_length(c->out) > settings.out_max) {
 				too_big = true;
 				goto stop;
 			}
 			key_token++;
-			if (held > OUT_SOFT && !collect && !doomed &&
-			    key_token->value) {
-				/*
-				 * Pause.  The line stays for the next pass:
-				 * the tokenizer's NULs after the next key go
-				 * back to spaces (the rest of a long line has
-				 * none).
-				 */
-				char *p = key_token->value, *to = lend;
-
-				for (token_t *t = key_token; t->length; t++)
-					to = t->value + t->length;
-				for (; p <= to && p < lend; p++)
-					if (*p == '\0')
-						*p = ' ';
-				c->get_next = (size_t)(key_token->value - line);
-				c->get_sent += evbuffer_get_length(c->gbuf);
-				c->get_cas = ret_cas;
-				c->get_touch = touch;
-				c->get_exptime = exptime;
-				evbuffer_add_buffer(c->out, c->gbuf);
-				out_commit(c);
-				return CMD_PAUSE;
-			}
 		}
 		if (key_token->value != NULL) {
 			ntokens = tokenize(key_token->value, tokens, MAX_TOKENS);
@@ -439,16 +375,14 @@ static enum cmd_ret get_keys(struct conn *c, token_t *tokens, token_t *key_token
 		}
 	} while (key_token->value != NULL);
 stop:
-	c->get_next = 0;
-	c->get_sent = 0;
 	if (too_big) {
 		logmsg(1, "closing a client whose reply passed %llu bytes",
 		       (unsigned long long)settings.out_max);
 		evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
-		return CMD_CLOSE;
+		return false;
 	}
 	if (collect)
-		return CMD_DONE;
+		return true;
 	if (fail_length) {
 		/* memcached culls every reply not yet sent, not only this get's */
 		evbuffer_drain(c->gbuf, evbuffer_get_length(c->gbuf));
@@ -459,39 +393,7 @@ stop:
 		evbuffer_add_buffer(c->out, c->gbuf);
 		out_commit(c);
 	}
-	return CMD_DONE;
-}
-
-/* get, gets, gat, gats, on the line from line to lend. */
-static enum cmd_ret process_get(struct conn *c, token_t *tokens, size_t ntokens,
-				bool ret_cas, bool touch, bool collect,
-				char *line, char *lend)
-{
-	token_t *key_token = &tokens[1];
-	int32_t exptime_int = 0;
-	uint32_t exptime = 0;
-
-	(void)ntokens;
-	if (touch) {
-		if (!safe_strtol(tokens[1].value, &exptime_int)) {
-			out_string(c, "CLIENT_ERROR invalid exptime argument");
-			return CMD_DONE;
-		}
-		key_token++;
-		exptime = cache_exptime(exptime_int);
-	}
-	return get_keys(c, tokens, key_token, ret_cas, touch, exptime, collect,
-			!collect && long_key_ahead(key_token), line, lend);
-}
-
-/* A paused get (c->get_next) goes on with its keys. */
-static enum cmd_ret get_resume(struct conn *c, char *line, char *lend)
-{
-	token_t tokens[MAX_TOKENS];
-
-	tokenize(line + c->get_next, tokens, MAX_TOKENS);
-	return get_keys(c, tokens, tokens, c->get_cas, c->get_touch,
-			c->get_exptime, false, false, line, lend);
+	return true;
 }
 
 /* ---- storage commands ------------------------------------------------- */
@@ -814,12 +716,13 @@ static void process_stats(struct conn *c, token_t *tokens, size_t ntokens)
 
 /* ---- dispatch --------------------------------------------------------- */
 
+enum cmd_ret { CMD_DONE, CMD_CLOSE };
+
 #define WANT(cond) do { if (!(cond)) { out_string(c, "ERROR"); return CMD_DONE; } } while (0)
 
 static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 {
 	token_t tokens[MAX_TOKENS];
-	char *lend = command + strlen(command);   /* the line, as tokenized */
 	size_t ntokens = tokenize(command, tokens, MAX_TOKENS);
 	const char *cmd;
 	char first;
@@ -843,17 +746,13 @@ static enum cmd_ret process_command(struct conn *c, char *command, bool collect)
 	} else if (first == 'g') {
 		WANT(ntokens >= 3);
 		if (!strcmp(cmd, "get"))
-			return process_get(c, tokens, ntokens, false, false, collect,
-					   command, lend);
+			return process_get(c, tokens, ntokens, false, false, collect) ? CMD_DONE : CMD_CLOSE;
 		else if (!strcmp(cmd, "gets"))
-			return process_get(c, tokens, ntokens, true, false, collect,
-					   command, lend);
+			return process_get(c, tokens, ntokens, true, false, collect) ? CMD_DONE : CMD_CLOSE;
 		else if (!strcmp(cmd, "gat"))
-			return process_get(c, tokens, ntokens, false, true, collect,
-					   command, lend);
+			return process_get(c, tokens, ntokens, false, true, collect) ? CMD_DONE : CMD_CLOSE;
 		else if (!strcmp(cmd, "gats"))
-			return process_get(c, tokens, ntokens, true, true, collect,
-					   command, lend);
+			return process_get(c, tokens, ntokens, true, true, collect) ? CMD_DONE : CMD_CLOSE;
 		else
 			out_string(c, "ERROR");
 	} else if (!strcmp(cmd, "set")) {
@@ -1057,7 +956,7 @@ static enum proto_ret proto_run(struct conn *c)
 		size_t avail = c->rend - c->rstart;
 		char *line, *el;
 		const char *rkey;
-		char rkbuf[KEY_MAX_LENGTH], elc;
+		char rkbuf[KEY_MAX_LENGTH];
 		size_t consumed, rnkey;
 
 		switch (c->state) {
@@ -1152,25 +1051,6 @@ static enum proto_ret proto_run(struct conn *c)
 		if (el - line > 1 && el[-1] == '\r')
 			el--;
 		c->noreply = false;
-		elc = *el;
-		if (c->get_next) {
-			/* a multi-get that paused for its client goes on */
-			enum cmd_ret r;
-
-			*el = '\0';
-			r = get_resume(c, line, el);
-			if (r == CMD_PAUSE) {
-				*el = elc;
-				return PROTO_BLOCKED;
-			}
-			c->rstart += consumed;
-			c->win -= consumed;
-			if (r == CMD_CLOSE)
-				return PROTO_CLOSE;
-			c->refetched = false;
-			conn_drop_fetched(c);
-			continue;
-		}
 		if ((settings.origin == ORIGIN_MEMCACHE || fetch_enabled()) &&
 		    !c->refetched && is_get_line(line, consumed, fetch_enabled())) {
 			/*
@@ -1209,18 +1089,8 @@ static enum proto_ret proto_run(struct conn *c)
 		c->rstart += consumed;
 		c->win -= consumed;
 		c->nreq++;
-		switch (process_command(c, line, false)) {
-		case CMD_CLOSE:
+		if (process_command(c, line, false) == CMD_CLOSE)
 			return PROTO_CLOSE;
-		case CMD_PAUSE:
-			/* the get goes on in a later pass: its line stays */
-			*el = elc;
-			c->rstart -= consumed;
-			c->win += consumed;
-			return PROTO_BLOCKED;
-		case CMD_DONE:
-			break;
-		}
 		c->refetched = false;
 		conn_drop_fetched(c);
 	}

@@ -16,8 +16,7 @@
  * with conn.c (conn_wake).
  *
  * Bounds: a connection stops being read while its output is above
- * OUT_SOFT (a pipelining client gets backpressure, not unbounded memory),
- * and a multi-get pauses there until the client reads (proto_text.c);
+ * OUT_SOFT (a pipelining client gets backpressure, not unbounded memory);
  * a single reply above settings.out_max closes it (proto_text.c); the read
  * buffer never holds more than one command line (<= --input-limit)
  * or one value (<= -I).
@@ -408,7 +407,7 @@ static void idle_cb(evutil_socket_t fd, short what, void *arg)
 
 		next = b->next;
 		if (c->state != ST_CMD || evbuffer_get_length(c->out) ||
-		    b->resume || c->get_next || now < c->last_cmd ||
+		    b->resume || now < c->last_cmd ||
 		    now - c->last_cmd <= (uint32_t)settings.idle_timeout)
 			continue;
 		logmsg(2, "closing an idle connection (fd %d)", c->fd);

@@ -53,22 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(c.rbuf + c.rend, data + off, n);
 		c.rend += n;
 		off += n + (sep ? 1 : 0);
-		/* as the worker: again after a yield, or once the output is read */
-		for (;;) {
-			enum proto_ret r = proto_process(&c);
-
-			if (r == PROTO_CLOSE)
-				goto out;
-			/* what may be sent is always a head of the output */
-			if (c.commit > evbuffer_get_length(c.out))
-				abort();
-			evbuffer_drain(c.out, evbuffer_get_length(c.out));
-			c.commit = 0;
-			if (r != PROTO_YIELD && (r != PROTO_BLOCKED || c.state == ST_WAIT))
-				break;
-		}
+		if (proto_process(&c) == PROTO_CLOSE)
+			break;
+		/* what may be sent is always a head of the output */
+		if (c.commit > evbuffer_get_length(c.out))
+			abort();
+		evbuffer_drain(c.out, evbuffer_get_length(c.out));
+		c.commit = 0;
 	}
-out:
 	conn_free_buffers(&c);
 	return 0;
 }

@@ -315,12 +315,11 @@ def curritems():
 
 
 def idletimeout():
-    """memcached's idle_timeout (-o idle_timeout=N, which cached takes too,
-    and cached's --idle-timeout N): a connection waiting for a command more
-    than N seconds is closed and counted in idle_kicks; one that sends a command every half second is
+    """memcached's idle_timeout (-o idle_timeout=N; cached --idle-timeout N):
+    a connection waiting for a command more than N seconds is closed and
+    counted in idle_kicks; one that sends a command every half second is
     not, nor one whose replies wait for it to read."""
     for name, starter, opt in (("memcached", util.start_memcached, ["-o", "idle_timeout=2"]),
-                               ("cached", util.start_cached, ["-o", "idle_timeout=2"]),
                                ("cached", util.start_cached, ["--idle-timeout", "2"])):
         proc, port = starter(*opt)
         ss = util.stats(port, "settings")
@@ -373,172 +372,6 @@ def idletimeout():
     util.stop(proc)
 
 
-def rss_mb(pid):
-    return int(open("/proc/%d/status" % pid).read().split("VmRSS:")[1].split()[0]) / 1024.0
-
-
-def nonreaders():
-    """Clients that send multi-gets and never read hold a bounded share of
-    the daemon's memory: a multi-get stops adding to a connection's replies
-    once they hold more than 256 KiB, and goes on as the client reads.  10
-    connections each send four multi-gets of 5,000 keys of 2,000 bytes (10
-    MB a reply) and never read: the daemon may grow by at most 1 MiB a
-    connection, plus 8 MiB (docs/cached.md), and serves another client
-    meanwhile.  Each held a whole reply before (about 100 MB in all).
-    The same multi-get to a client that reads slowly, and one ending in a
-    key over 250 bytes, answer what memcached answers.  (An ASan build runs
-    with a quarantine of 1 MB here: the replies sent go free, and its
-    default quarantine would keep them resident.)"""
-    nk, size, nconn = 5000, 2000, 10
-    asan = os.environ.get("ASAN_OPTIONS")
-    if b"__asan_init" in open(util.CACHED, "rb").read():
-        # what the daemon sends goes free, and ASan's quarantine (256 MB)
-        # would keep it resident: 1 MB of it here
-        os.environ["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "quarantine_size_mb=1"
-    try:
-        proc, port = util.start_cached("-m", "64")
-    finally:
-        if asan is None:
-            os.environ.pop("ASAN_OPTIONS", None)
-        else:
-            os.environ["ASAN_OPTIONS"] = asan
-    fill(port, nk, size, b"key")
-    line = b"get " + b" ".join(b"key%d" % i for i in range(nk)) + b"\r\n"
-    time.sleep(0.3)
-    base = rss_mb(proc.pid)
-    conns = []
-    for _ in range(nconn):
-        c = socket.socket()
-        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        c.connect(("127.0.0.1", port))
-        c.setblocking(False)
-        conns.append([c, line * 4])
-    peak, served, end = base, True, time.time() + 3
-    while time.time() < end:
-        for cd in conns:
-            try:
-                cd[1] = cd[1][cd[0].send(cd[1]):]
-            except (BlockingIOError, OSError):
-                pass
-        peak = max(peak, rss_mb(proc.pid))
-        t0 = time.time()
-        served = served and util.command(port, b"get key7\r\n", timeout=2).startswith(b"VALUE key7 0 2000\r\n")
-        check(time.time() - t0 < 2, "another client served in %.2f s while %d clients do not read"
-              % (time.time() - t0, nconn))
-        time.sleep(0.2)
-    bound = nconn * 1.0 + 8
-    check(peak - base <= bound, "%d clients that never read: the daemon grew by %.1f MiB (bound %.0f MiB)"
-          % (nconn, peak - base, bound))
-    check(served, "another client served meanwhile")
-    for cd in conns:
-        cd[0].close()
-    util.stop(proc)
-
-    # the streamed reply is memcached's, to a slow reader; a long key at the
-    # end takes it all back, with the replies queued before it
-    hits = b"".join(b"VALUE key%d 0 %d\r\n%s\r\n" % (i, size, b"p" * size) for i in range(nk) if i != 77)
-    res = {}
-    for name, starter in (("memcached", util.start_memcached), ("cached", util.start_cached)):
-        proc, port = starter("-m", "64")
-        fill(port, nk, size, b"key")
-        util.command(port, b"delete key77\r\n")
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 131072)
-        s.connect(("127.0.0.1", port))
-        s.sendall(b"set a 0 0 1\r\nx\r\n" + line + b"touch a 0\r\n" + line[:-2] + b" " + b"k" * 251 +
-                  b"\r\nget a\r\n")
-        s.shutdown(socket.SHUT_WR)
-        got, n = [], 0
-        s.settimeout(10)
-        while True:   # slowly: 64 KB a read, a pause now and then
-            try:
-                d = s.recv(65536)
-            except (socket.timeout, ConnectionResetError):
-                break
-            if not d:
-                break
-            got.append(d)
-            n += 1
-            if n % 16 == 0:
-                time.sleep(0.01)
-        s.close()
-        res[name] = b"".join(got)
-        util.stop(proc)
-    want = (b"STORED\r\n" + hits + b"END\r\nCLIENT_ERROR bad command line format\r\n"
-            b"VALUE a 0 1\r\nx\r\nEND\r\n")
-    check(res["memcached"] == want, "memcached: the slow reader's replies (%d bytes)" % len(res["memcached"]))
-    check(res["cached"] == res["memcached"], "cached answers the slow reader as memcached: %d bytes, %r"
-          % (len(res["cached"]), res["cached"][-80:]))
-
-
-def streamed():
-    """Multi-gets that pause (replies of 100 to 300 KB values), against
-    memcached: 30 random sessions of get, gets, gat and gats lines with 1 to
-    60 keys (present, missing, repeated; more than 24, so that the line is
-    tokenized again), runs of spaces, a CRLF or a bare LF, now and then a
-    key over 250 bytes, between sets, appends and a touch: the same bytes
-    back, cas uniques included, read at once or slowly."""
-    import random
-    rnd = random.Random(11)
-    sessions = []
-    for _ in range(30):
-        keys = [b"s%d" % i for i in range(12)]
-        parts = []
-        for _ in range(rnd.randint(2, 6)):
-            r = rnd.random()
-            if r < 0.25:
-                k = rnd.choice(keys)
-                v = bytes([rnd.randint(97, 122)]) * rnd.choice([100, 100000, 200000, 300000])
-                parts.append(b"set %s %d 0 %d\r\n%s\r\n" % (k, rnd.randint(0, 9), len(v), v))
-            elif r < 0.3:
-                parts.append(b"append %s 0 0 3\r\nabc\r\ntouch %s 100\r\n" % (rnd.choice(keys), rnd.choice(keys)))
-            else:
-                cmd = rnd.choice([b"get", b"gets", b"gat 100", b"gats 0"])
-                ks = [rnd.choice(keys + [b"nope"]) for _ in range(rnd.randint(1, 60))]
-                if rnd.random() < 0.15:
-                    ks.insert(rnd.randint(0, len(ks)), b"k" * 251)
-                sep = lambda: b" " * rnd.choice([1, 1, 1, 2, 5])
-                line = cmd + b"".join(sep() + k for k in ks) + (sep() if rnd.random() < 0.2 else b"")
-                parts.append(line + rnd.choice([b"\r\n", b"\n"]))
-        sessions.append(b"".join(parts))
-    servers = [("memcached", util.start_memcached("-m", "64")), ("cached", util.start_cached("-m", "64"))]
-    diffs = 0
-    for i, data in enumerate(sessions):
-        got = []
-        for name, (proc, port) in servers:
-            if i % 3 == 2:   # a slow reader
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 131072)
-                s.connect(("127.0.0.1", port))
-                s.sendall(data)
-                s.shutdown(socket.SHUT_WR)
-                out, n = [], 0
-                s.settimeout(5)
-                while True:
-                    try:
-                        d = s.recv(32768)
-                    except (socket.timeout, ConnectionResetError):
-                        break
-                    if not d:
-                        break
-                    out.append(d)
-                    n += 1
-                    if n % 8 == 0:
-                        time.sleep(0.002)
-                s.close()
-                got.append(b"".join(out))
-            else:
-                got.append(util.command(port, data, timeout=5))
-        if got[0] != got[1]:
-            diffs += 1
-            if diffs <= 3:
-                print("  session %d: memcached %d bytes %r..., cached %d bytes %r..."
-                      % (i, len(got[0]), got[0][-60:], len(got[1]), got[1][-60:]))
-    check(diffs == 0, "streamed multi-gets: %d of %d sessions differ from memcached" % (diffs, len(sessions)))
-    for name, (proc, port) in servers:
-        util.stop(proc)
-
-
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
@@ -547,8 +380,6 @@ PARTS = {
     "dirsymlink": dirsymlink,
     "curritems": curritems,
     "idletimeout": idletimeout,
-    "nonreaders": nonreaders,
-    "streamed": streamed,
 }
 
 

@@ -951,7 +951,6 @@ static char *session(const char *in, size_t n)
 {
 	struct conn c;
 	static __thread char out[1 << 20];   /* test_wake_unlocked: two threads */
-	enum proto_ret r;
 	size_t len;
 
 	memset(&c, 0, sizeof(c));
@@ -964,18 +963,11 @@ static char *session(const char *in, size_t n)
 		memcpy(c.rbuf + c.rend, in + off, k);
 		c.rend += k;
 		off += k;
-		/* as the worker: again after a yield, or once the output is read */
-		for (;;) {
-			r = proto_process(&c);
-			if (r == PROTO_CLOSE)
-				goto out;
-			while (evbuffer_get_length(c.out) > OUT_SOFT)
-				evbuffer_drain(c.out, evbuffer_get_length(c.out));
-			if (r != PROTO_YIELD && (r != PROTO_BLOCKED || c.state == ST_WAIT))
-				break;
-		}
+		if (proto_process(&c) == PROTO_CLOSE)
+			break;
+		while (evbuffer_get_length(c.out) > OUT_SOFT)
+			evbuffer_drain(c.out, evbuffer_get_length(c.out));
 	}
-out:
 	len = evbuffer_get_length(c.out);
 	if (len >= sizeof(out))
 		len = sizeof(out) - 1;
