@@ -162,6 +162,14 @@ int64_t hist_percentile(const struct hist *h, double p)
 	return h->max;
 }
 
+/* The value a sample of bucket @i stands for: the middle of its range. */
+static double bucket_mid(int i)
+{
+	int64_t lo = hist_index_value(i);
+
+	return (double)lo + (double)(hist_highest_equiv(lo) - lo) / 2;
+}
+
 double hist_mean(const struct hist *h)
 {
 	double sum = 0;
@@ -169,12 +177,8 @@ double hist_mean(const struct hist *h)
 	if (!h->total)
 		return 0;
 	for (int i = 0; i < HIST_COUNTS; i++) {
-		if (h->counts[i]) {
-			int64_t lo = hist_index_value(i);
-			int64_t hi = hist_highest_equiv(lo);
-
-			sum += (double)h->counts[i] * ((double)lo + (double)(hi - lo) / 2);
-		}
+		if (h->counts[i])
+			sum += (double)h->counts[i] * bucket_mid(i);
 	}
 	return sum / (double)h->total;
 }
@@ -187,9 +191,7 @@ double hist_stddev(const struct hist *h)
 		return 0;
 	for (int i = 0; i < HIST_COUNTS; i++) {
 		if (h->counts[i]) {
-			int64_t lo = hist_index_value(i);
-			int64_t hi = hist_highest_equiv(lo);
-			double d = (double)lo + (double)(hi - lo) / 2 - mean;
+			double d = bucket_mid(i) - mean;
 
 			sum += (double)h->counts[i] * d * d;
 		}
