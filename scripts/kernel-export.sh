@@ -22,7 +22,7 @@ n=$(git -C "$TREE" rev-list --count base..HEAD)
 git -C "$TREE" config branch.volatile.description "$(cat "$ROOT/kernel/cover-letter.txt")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$TREE" format-patch -q --zero-commit --base=base --cover-letter \
+git -C "$TREE" format-patch -q --zero-commit --abbrev=9 --base=base --cover-letter \
 	--cover-from-description=subject --thread=shallow --no-signature \
 	-o "$tmp" base..HEAD
 # Message-Ids and the cover letter's date carry the time of the export:
