@@ -140,8 +140,7 @@ static void emit_item(struct evbuffer *b, struct item *it, bool ret_cas)
 		return;
 	}
 	emit_header(b, it->key, it->keylen, it->flags, it->vlen, ret_cas, it->cas);
-	if (it->vlen + 2 >= STORE_ZERO_COPY_MIN) {   /* sent from the memfd */
-		store_ref(it->seg);
+	if (store_ref_value(it)) {   /* a large object: sent from the memfd */
 		if (evbuffer_add_reference(b, store_ptr(it->off), it->vlen + 2,
 					   store_unref_cb,
 					   (void *)(uintptr_t)it->seg) == 0)

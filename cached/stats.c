@@ -204,6 +204,7 @@ void stats_emit(struct evbuffer *out)
 	U("segments_small", st.segs_small);
 	U("segments_large", st.segs_large);
 	U("store_bytes", st.used_bytes);
+	U("reply_held_bytes", st.zombie_bytes);
 	U("index_bytes", imem);
 	evbuffer_add(out, "END\r\n", 5);
 }

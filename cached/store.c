@@ -63,6 +63,22 @@
  * segment, atomic) and pinned (the store is moving the segment's items
  * and must not see it freed under its feet).
  *
+ * A reply sends a value of STORE_ZERO_COPY_MIN bytes or more from the
+ * memfd (store_ref_value).  A reference into a shared segment holds the
+ * whole segment (1 MiB for a value of 2 KiB) for as long as the client
+ * does not read, and one client that asked for values spread over every
+ * segment and stopped reading used to pin the whole budget: eviction
+ * forgot items without freeing a byte and every set failed.  So at most
+ * a quarter of the budget's segments (pin_cap) may be shared segments
+ * held by replies; past that, a value in a shared segment not held yet
+ * is copied into its reply (a slow reader then holds copies, bounded by
+ * its output bounds, as memcached holds the items it sends).  A large
+ * object's slots hold its value and nothing else, so a reply pointing at
+ * them holds what it sends, as a copy would: always sent from the memfd.
+ * A segment released under replies is the replies' from then on: its
+ * bytes leave the budget at once (zombie_bytes) and its slots wait as a
+ * ZOMBIE, unused, until the last reply is written.
+ *
  * The unmark of an IDLE segment that a get is about to read runs outside
  * cache_lock: under the shared lock the get claims the segment's wake-up
  * (wake: NONE -> CLAIMED, atomic; one thread wins), drops the lock, makes
@@ -217,6 +233,8 @@ static uint32_t ncold, cold_pos, ncold_next;   /* eviction's list (coldest()) */
 static uint32_t *warm;
 static uint32_t nwarm;
 static uint32_t nzombies, nquarantined;
+static uint64_t zombie_bytes;   /* charge of ZOMBIE segments, not in used_bytes */
+static int32_t nshared_held;    /* small segments with refs (atomic) */
 static uint32_t nwoken;   /* segments with an answer posted, not used yet (atomic) */
 
 /* Hole punches waiting (store_punch_pending) */
@@ -408,6 +426,8 @@ int store_init(uint64_t maxbytes, bool vol)
 	used_bytes = value_bytes = vol_bytes = vol_ranges = 0;
 	nsmall = nlarge = 0;
 	nzombies = nquarantined = 0;
+	zombie_bytes = 0;
+	nshared_held = 0;
 	nwoken = 0;
 	ncold = cold_pos = ncold_next = 0;
 	nspare = nspare_out = 0;
@@ -755,21 +775,35 @@ static void seg_release(uint32_t s, bool keep)
 	if (active == s)
 		active = SEG_NONE;
 	if (__atomic_load_n(&g->refs, __ATOMIC_ACQUIRE)) {
-		/* a reply still points here: keep it until store_sweep */
+		/*
+		 * A reply still points here: keep it until store_sweep.
+		 * Its bytes are the reply's now, bounded by the reply's
+		 * bound, not the budget's: the budget is free for new data.
+		 */
 		assert(g->state != SEG_IDLE);
-		if (g->state != SEG_ZOMBIE)
+		if (g->state != SEG_ZOMBIE) {
 			nzombies++;
+			used_bytes -= g->charge;
+			zombie_bytes += g->charge;
+			if (small)
+				nsmall--;
+			else
+				nlarge--;
+		}
 		g->state = SEG_ZOMBIE;
 		g->keep = keep;
 		return;
 	}
-	if (g->state == SEG_ZOMBIE)
+	if (g->state == SEG_ZOMBIE) {
 		nzombies--;
-	used_bytes -= g->charge;
-	if (small)
-		nsmall--;
-	else
-		nlarge--;
+		zombie_bytes -= g->charge;
+	} else {
+		used_bytes -= g->charge;
+		if (small)
+			nsmall--;
+		else
+			nlarge--;
+	}
 	if (g->state == SEG_IDLE && seg_unmark(s) < 0) {
 		punch(s, seg_span(s));
 		seg_quarantine(s, n);
@@ -826,14 +860,45 @@ static void store_sweep(void)
 
 void store_ref(uint32_t s)
 {
-	__atomic_fetch_add(&segs[s].refs, 1, __ATOMIC_RELAXED);
+	if (__atomic_fetch_add(&segs[s].refs, 1, __ATOMIC_RELAXED) == 0 &&
+	    !segs[s].large)
+		__atomic_fetch_add(&nshared_held, 1, __ATOMIC_RELAXED);
+}
+
+/* Shared segments replies may hold: a quarter of the budget's, at least 1. */
+static int32_t pin_cap(void)
+{
+	uint64_t n = budget / seg_size / 4;
+
+	return n ? (int32_t)(n < INT32_MAX ? n : INT32_MAX) : 1;
+}
+
+bool store_ref_value(const struct item *it)
+{
+	const struct seg *g = &segs[it->seg];
+
+	if ((uint64_t)it->vlen + 2 < STORE_ZERO_COPY_MIN)
+		return false;
+	/* a new pin of a shared segment only within pin_cap (several
+	 * threads may pass the check at once: the cap is a bound plus the
+	 * number of workers) */
+	if (!g->large && !__atomic_load_n(&g->refs, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&nshared_held, __ATOMIC_RELAXED) >= pin_cap())
+		return false;
+	store_ref(it->seg);
+	return true;
 }
 
 void store_unref_cb(const void *data, size_t len, void *arg)
 {
+	uint32_t s = (uint32_t)(uintptr_t)arg;
+	/* read while the reference holds the segment: it may be reused after */
+	bool small = !segs[s].large;
+
 	(void)data;
 	(void)len;
-	__atomic_fetch_sub(&segs[(uintptr_t)arg].refs, 1, __ATOMIC_RELEASE);
+	if (__atomic_sub_fetch(&segs[s].refs, 1, __ATOMIC_RELEASE) == 0 && small)
+		__atomic_fetch_sub(&nshared_held, 1, __ATOMIC_RELAXED);
 }
 
 bool store_value_shared(const struct item *it)
@@ -1937,7 +2002,7 @@ static long class_audit(void)
 long store_audit(void)
 {
 	long bad = class_audit();
-	uint64_t used = 0, vb = 0, vr = 0, small = 0, large = 0, lost = 0;
+	uint64_t used = 0, vb = 0, vr = 0, small = 0, large = 0, lost = 0, zb = 0;
 	uint32_t zombies = 0, quarantined = 0;
 
 	for (uint32_t s = 0; s < nslots; s++) {
@@ -1949,13 +2014,15 @@ long store_audit(void)
 		if (!seg_marked(g) &&
 		    kern_query(seg_off(s), (uint64_t)n * seg_size) != 0)
 			bad++;
-		if (seg_holds(g) || g->state == SEG_ZOMBIE) {
+		if (seg_holds(g)) {
 			used += g->charge;
 			if (g->large)
 				large++;
 			else
 				small++;
 		}
+		if (g->state == SEG_ZOMBIE)
+			zb += g->charge;
 		if (g->state == SEG_IDLE || g->state == SEG_WARM_IDLE) {
 			vb += g->vbytes;
 			vr++;
@@ -1972,7 +2039,7 @@ long store_audit(void)
 		lost++;
 	if (used != used_bytes || vb != vol_bytes || vr != vol_ranges ||
 	    small != nsmall || large != nlarge || lost != lost_count ||
-	    zombies != nzombies || quarantined != nquarantined)
+	    zombies != nzombies || quarantined != nquarantined || zb != zombie_bytes)
 		bad++;
 	return bad;
 }
@@ -2013,6 +2080,8 @@ void store_get_stats(struct store_stats *st)
 	st->segs_large = nlarge;
 	st->lost_items = lost_count;
 	st->quarantined = nquarantined;
+	st->zombie_bytes = zombie_bytes;
+	st->shared_held = (uint64_t)(int64_t)__atomic_load_n(&nshared_held, __ATOMIC_RELAXED);
 	store_unlock();
 }
 

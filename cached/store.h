@@ -25,6 +25,8 @@ struct store_stats {
 	uint64_t segs_small, segs_large;
 	uint64_t lost_items;
 	uint64_t quarantined;       /* slots waiting for an unmark to succeed */
+	uint64_t zombie_bytes;      /* released under replies: not charged */
+	uint64_t shared_held;       /* small segments replies point into */
 };
 
 extern char *store_base;
@@ -236,16 +238,28 @@ uint32_t mc_chunk_size(unsigned int cls);
 void store_class_stats(uint64_t *n, uint64_t *bytes, uint32_t *coldest);
 
 /*
- * A reply may point into a segment instead of copying (values of
- * STORE_ZERO_COPY_MIN bytes and more, "\r\n" included): store_ref() under
- * the lock, and store_unref_cb (an evbuffer cleanup callback, lock-free)
- * when the bytes were written.  A segment with references is never marked
- * volatile, reused or punched; if it is freed meanwhile it waits as a
- * zombie until its last reference is gone.
+ * A reply may point into a segment instead of copying: store_ref() under
+ * the lock, and store_unref_cb (an evbuffer cleanup callback, lock-free,
+ * arg the segment number) when the bytes were written.  A segment with
+ * references is never marked volatile, reused or punched; if it is freed
+ * meanwhile it waits as a zombie until its last reference is gone, and
+ * its bytes leave the budget (store_stats.zombie_bytes): they are the
+ * reply's, bounded as the reply is (--output-limit).
  */
 #define STORE_ZERO_COPY_MIN 2048
 void store_ref(uint32_t s);
 void store_unref_cb(const void *data, size_t len, void *arg);
+
+/*
+ * Under the lock: true when the caller may send the item's value from the
+ * memfd, with a reference taken to its segment: a value of
+ * STORE_ZERO_COPY_MIN bytes and more that is a large object (its own
+ * slots, nothing else in them), or in a shared segment that replies hold
+ * already or while they hold fewer than a quarter of the budget's.
+ * Otherwise false: the caller copies it, since a reference into a shared
+ * segment holds all of it for as long as the client does not read.
+ */
+bool store_ref_value(const struct item *it);
 
 /*
  * True when a reply in flight may still point at the item's value (it is

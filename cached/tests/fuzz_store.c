@@ -13,9 +13,12 @@
  * decr, flush_all, expiry, clock ticks that mark idle data volatile,
  * purges, and replies that keep pointing into the memfd (zero copy) for
  * a while, also of numbers of 2 KiB and more that incr and decr change
- * meanwhile (op_inflight, a slow reader).  It checks:
+ * meanwhile (op_inflight, a slow reader), and many replies held while
+ * other clients set (op_slow_reader, issue #41).  It checks:
  *  - every read is the exact current value of the key, or a miss;
  *  - a zero-copy reply's bytes are still the value when it is "sent";
+ *  - replies held by a client that does not read never make a set fail
+ *    while the budget has room beside the index;
  *  - incr and decr answer the right number, and leave it as the value,
  *    padded with spaces to the old length or of its own length;
  *  - add / replace / delete / touch / incr treat a lost key as memcached
@@ -70,7 +73,8 @@
 #include "tests/fake_kernel.h"
 
 #define NKEYS 160
-#define MAXHELD 8
+#define MAXHELD 48
+#define HELD_AT_RANDOM 8   /* held by plain gets; op_slow_reader holds more */
 
 struct shadow {
 	char *val;          /* NULL: absent (never set, deleted, flushed) */
@@ -273,11 +277,11 @@ static void op_get(int k)
 		check_bytes(k, it, "get");
 		if (failmsg[0])
 			return;
-		if (it->vlen + 2 >= 2048 && nheld < MAXHELD &&
-		    (force_hold || below(3) == 0)) {
+		/* held as the daemon's reply holds it (store_ref_value) */
+		if (nheld < (force_hold ? MAXHELD : HELD_AT_RANDOM) &&
+		    (force_hold || below(3) == 0) && store_ref_value(it)) {
 			struct held *h = &held[nheld++];
 
-			store_ref(it->seg);
 			h->ptr = store_ptr(it->off);
 			h->len = it->vlen + 2;
 			h->expect = malloc(h->len);
@@ -429,7 +433,8 @@ static void op_store(int k, enum store_cmd cmd)
 		 * to 2 KiB and more: replies of those point into the memfd
 		 * (op_get holds some), and incr must not rewrite them there
 		 */
-		int pad = force_number ? 2046 + (int)below(3000) :
+		int pad = force_number ? (below(2) ? 2046 + (int)below(3000) :
+					  70000 + (int)below(50000)) :
 			  below(3) ? 0 : below(2) ? (int)below(60) :
 			  2046 + (int)below(3000);
 
@@ -623,6 +628,63 @@ static void op_inflight(int k)
 	force_hold = 0;
 	for (uint32_t i = 1 + below(3); i && !failmsg[0]; i--)
 		op_delta(k, below(2));
+}
+
+/*
+ * A slow reader (issue #41): a client asks for values all over the store
+ * and does not read, so the replies the daemon sends from the memfd
+ * (store_ref_value: large objects, and values of shared segments while
+ * replies hold fewer than a quarter of the budget's) stay held, up to
+ * MAXHELD; then other clients set small values of new contents.  While
+ * the budget has room beside the index (four segments) and the slots
+ * that held replies and quarantine keep leave one free, every set must
+ * be STORED: a held reply keeps its own bytes, not the budget.  Every
+ * reference into a shared segment used to pin all of it, charged, and
+ * with the budget pinned every set failed with SERVER_ERROR out of
+ * memory.
+ */
+static long slow_sets, slow_held;
+static void audit(void);
+
+static void op_slow_reader(void)
+{
+	uint32_t gets = 8 + below(64), sets = 10 + below(100);
+
+	force_hold = 1;
+	for (uint32_t i = 0; i < gets && !failmsg[0]; i++)
+		op_get((int)below(NKEYS));
+	force_hold = 0;
+	slow_held += nheld;
+	for (uint32_t i = 0; i < sets && !failmsg[0]; i++) {
+		int k = (int)below(NKEYS);
+		size_t n;
+		const char *key = keyname(k, &n);
+		uint32_t len = 50 + below(3000);
+		char *v = make_value(len, k);
+		struct store_stats st;
+		enum store_res r;
+		uint64_t b = settings.maxbytes, slots;
+
+		store_get_stats(&st);
+		slots = st.zombie_bytes / st.seg_size + 1 + st.quarantined;
+		r = cache_store(CMD_SET, key, n, index_hash(key, n), 0, 0, v, len, 0);
+		if (r == R_STORED) {
+			sh_set(k, v, len, 0);
+			slow_sets++;
+		} else {
+			sh_clear(k);
+		}
+		free(v);
+		if (r != R_STORED && b > index_mem_bytes() + 4 * st.seg_size &&
+		    slots * st.seg_size <= 2 * b)
+			FAIL("slow reader: a set of %u bytes failed (%d) with %d replies "
+			     "held (%llu bytes), budget %llu, index %llu", len, (int)r,
+			     nheld, (unsigned long long)st.zombie_bytes,
+			     (unsigned long long)b,
+			     (unsigned long long)index_mem_bytes());
+		if (!failmsg[0] && below(8) == 0)
+			audit();
+	}
 }
 
 /*
@@ -895,6 +957,8 @@ static int run_seed(uint64_t seed, long ops)
 			op_reuse();
 		} else if (c < 952) {
 			op_inflight(k);
+		} else if (c < 955) {
+			op_slow_reader();
 		} else {
 			/* a read of a key that goes volatile soon, then pressure */
 			op_get(k);
@@ -978,6 +1042,8 @@ int main(int argc, char **argv)
 	       reuse_rounds, reuse_multi);
 	printf("key-local path: %llu commands completed\n",
 	       (unsigned long long)local_done);
+	printf("slow readers: %ld sets stored beside %ld replies held\n",
+	       slow_sets, slow_held);
 	if (seeds * ops >= 10000 && !local_done) {
 		printf("FAIL the key-local path never completed a command\n");
 		fail++;

@@ -372,6 +372,134 @@ def idletimeout():
     util.stop(proc)
 
 
+def rss_kb(pid, field):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return -1
+
+
+def slowreader():
+    """A client that asks for values of 4 KB spread over every segment and
+    never reads must not make the cache refuse or drop other clients' sets
+    (issue #41).  With -m 16, 5,000 values of 4,000 bytes are set (more than
+    fit), then a connection whose receive buffer is 4 KiB pipelines 8 gets
+    of every tenth key (about 1.5 MB each, past the 4 MB the kernel's send
+    buffer takes) and stops reading; a second connection then sets 3,000
+    new keys of the same size: all must be STORED and nearly all still
+    there after, as memcached, which evicts the rest and keeps only the
+    items the reader holds.  The memfd (RssShmem) must stay within -m.
+    Then the reader reads: 8 answers, every value with its own bytes (keys
+    evicted before their get was parsed miss).  Each zero-copy reply used
+    to pin its whole segment: with the segments of a full cache pinned,
+    eviction forgot items without freeing one, and every set failed with
+    SERVER_ERROR out of memory.
+
+    Then the same with large objects of 300,000 bytes (their own slots,
+    sent from the memfd): 60 set, 4 gets of every third, 40 new keys set.
+    The slots a reply points at leave the budget when their key is
+    evicted (reply_held_bytes), so RssShmem may pass -m by those."""
+    slow_reader_run(5000, 4000, 10, 8, 3000)
+    slow_reader_run(60, 300000, 3, 4, 40)
+
+
+def slow_reader_run(n, size, every, rounds, fresh):
+
+    def value(prefix, i):
+        return (b"%s%07d;" % (prefix, i) * (size // 9 + 1))[:size]
+
+    kept = {}
+    print("values of %d bytes" % size)
+    for name, starter in (("memcached", util.start_memcached), ("cached", util.start_cached)):
+        proc, port = starter("-m", "16")
+        w = socket.create_connection(("127.0.0.1", port))
+        w.settimeout(20)
+
+        def set_many(prefix, count):
+            replies = []
+            for lo in range(0, count, 100):
+                hi = min(count, lo + 100)
+                w.sendall(b"".join(b"set %s%d 0 0 %d\r\n%s\r\n" % (prefix, i, size, value(prefix, i))
+                                   for i in range(lo, hi)))
+                buf = b""
+                while buf.count(b"\r\n") < hi - lo:
+                    d = w.recv(65536)
+                    if not d:
+                        break
+                    buf += d
+                replies += buf.split(b"\r\n")[:-1]
+            return replies
+
+        first = set_many(b"a", n)
+        check(first.count(b"STORED") == n, "%s: the first %d sets: %d STORED"
+              % (name, n, first.count(b"STORED")))
+        wanted = list(range(0, n, every))
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.connect(("127.0.0.1", port))
+        reader.sendall((b"get " + b" ".join(b"a%d" % i for i in wanted) + b"\r\n") * rounds)
+        # the replies are built and queued, mostly unsent; and the new keys
+        # come a second later, so that the keys read are older to the LRU
+        time.sleep(1.1)
+        second = set_many(b"b", fresh)
+        stored = second.count(b"STORED")
+        shmem = rss_kb(proc.pid, "RssShmem")
+        hits = 0
+        for lo in range(0, fresh, 100):
+            got = util.command(port, b"get " + b" ".join(b"b%d" % i for i in range(lo, lo + 100)) + b"\r\n",
+                               timeout=10)
+            hits += got.count(b"VALUE ")
+        kept[name] = hits
+        print("%s: %d of %d sets STORED beside the non-reader (others: %r), %d of them kept, "
+              "RssShmem %d kB, VmRSS %d kB"
+              % (name, stored, fresh, sorted(set(r for r in second if r != b"STORED"))[:3], hits,
+                 shmem, rss_kb(proc.pid, "VmRSS")))
+        check(stored == fresh, "%s: %d of %d sets beside a non-reading client STORED"
+              % (name, stored, fresh))
+        if name == "cached":
+            held = int(util.stats(port).get("reply_held_bytes", "0"))
+            print("cached: reply_held_bytes %d" % held)
+            check(shmem <= (17 << 10) + held // 1024,
+                  "cached: the memfd within -m 16 and reply_held_bytes %d: RssShmem %d kB" % (held, shmem))
+            check(hits >= kept["memcached"] * 9 // 10,
+                  "cached kept %d of the %d new keys, memcached %d" % (hits, fresh, kept["memcached"]))
+        reader.settimeout(20)
+        got = b""
+        try:
+            while not got.endswith(b"END\r\n") or got.count(b"END\r\n") < rounds:
+                d = reader.recv(1 << 20)
+                if not d:
+                    break
+                got += d
+        except socket.timeout:
+            pass
+        # every answer: values of the keys asked for, in order, each its own bytes
+        answers, bad, values = got.split(b"END\r\n")[:-1], [], 0
+        for a in answers:
+            pos, k = 0, 0
+            while pos < len(a):
+                hdr, _, rest = a[pos:].partition(b"\r\n")
+                p = hdr.split()
+                if len(p) != 4 or p[0] != b"VALUE" or not p[1].startswith(b"a"):
+                    bad.append(hdr[:40])
+                    break
+                i = int(p[1][1:])
+                while k < len(wanted) and wanted[k] != i:
+                    k += 1
+                data = rest[:int(p[3]) + 2]
+                if k == len(wanted) or data != value(b"a", i) + b"\r\n":
+                    bad.append((p[1], data[:20]))
+                values += 1
+                pos += len(hdr) + 2 + int(p[3]) + 2
+        check(len(answers) == rounds and not bad and values >= len(wanted) // 2,
+              "%s: the non-reader read %d answers of %d, %d values, wrong: %r"
+              % (name, len(answers), rounds, values, bad[:3]))
+        check(proc.poll() is None, "%s alive" % name)
+        reader.close()
+        w.close()
+        util.stop(proc)
+
+
 PARTS = {
     "halfclose": halfclose,
     "yields": yields,
@@ -380,6 +508,7 @@ PARTS = {
     "dirsymlink": dirsymlink,
     "curritems": curritems,
     "idletimeout": idletimeout,
+    "slowreader": slowreader,
 }
 
 

@@ -904,6 +904,106 @@ static void test_zero_copy(void)
 }
 
 /*
+ * A slow reader (issue #41): replies that are never written must not make
+ * the store refuse sets.  With -m 4 (256 KiB segments, 16 to the budget):
+ * replies held on 2,000 values of 4,000 bytes, taken as the daemon takes
+ * them (store_ref_value), point into at most 4 shared segments, a quarter
+ * of the budget's (the rest are copied); then replies held on the
+ * 100,000-byte objects (their own slots), and 100 more set: every one
+ * STORED, at least 30 kept (3 MB of the 4 MB budget: the objects evicted
+ * under the replies leave the budget, zombie_bytes), the held bytes
+ * unchanged, and given back at the tick after the replies are gone.
+ * Each reference into a shared segment used to pin it, charged: with
+ * every segment pinned, every set failed.
+ */
+static void test_slow_reader(void)
+{
+	enum { NSMALL = 2000, NLARGE = 30, MORE = 100, BIG = 100000 };
+	static char small[4001], big[BIG + 1], sent[NLARGE][BIG + 2];
+	struct evbuffer *b = evbuffer_new(), *bs = evbuffer_new();
+	struct store_stats st;
+	char key[32];
+	int refd = 0, bad = 0, held = 0, kept;
+
+	setup(4);
+	settings.verify = false;   /* zero copy, as the daemon without --verify */
+	for (int i = 0; i < NSMALL; i++) {
+		struct item *it;
+
+		sprintf(key, "s%d", i);
+		fill_value(small, sizeof(small), i, 0);
+		put(CMD_SET, key, small);
+		it = get(key);
+		if (it && cache_readable(it) && store_ref_value(it)) {
+			evbuffer_add_reference(bs, store_ptr(it->off), it->vlen + 2,
+					       store_unref_cb, (void *)(uintptr_t)it->seg);
+			refd++;
+		}
+	}
+	store_get_stats(&st);
+	CHECK(refd > 0 && st.shared_held <= 4,
+	      "%d replies from the memfd hold %llu shared segments, at most 4", refd,
+	      (unsigned long long)st.shared_held);
+	for (int i = 0; i < NLARGE; i++) {
+		sprintf(key, "L%d", i);
+		fill_value(big, sizeof(big), i, 1);
+		CHECK(put(CMD_SET, key, big) == R_STORED, "large %d stored", i);
+	}
+	for (int i = 0; i < NLARGE; i++) {
+		struct item *it;
+
+		sprintf(key, "L%d", i);
+		it = get(key);
+		if (!it || !cache_readable(it))
+			continue;
+		CHECK(store_ref_value(it), "a large object is sent from the memfd");
+		memcpy(sent[held], store_ptr(it->off), BIG + 2);
+		evbuffer_add_reference(b, store_ptr(it->off), it->vlen + 2,
+				       store_unref_cb, (void *)(uintptr_t)it->seg);
+		held++;
+	}
+	CHECK(held >= 8, "%d large objects held by replies", held);
+	current_time++;   /* the new objects are the newest to the eviction */
+	for (int i = 0; i < MORE; i++) {
+		sprintf(key, "M%d", i);
+		fill_value(big, sizeof(big), i, 2);
+		if (put(CMD_SET, key, big) != R_STORED)
+			bad++;
+	}
+	store_get_stats(&st);
+	CHECK(bad == 0, "every set beside the held replies stored (%d failed)", bad);
+	CHECK(st.zombie_bytes >= (uint64_t)held * BIG && st.used_bytes <= (4u << 20),
+	      "held %llu bytes outside the budget, %llu charged",
+	      (unsigned long long)st.zombie_bytes, (unsigned long long)st.used_bytes);
+	CHECK(store_audit() == 0, "store audit with zombies");
+	kept = 0;
+	for (int i = 0; i < MORE; i++) {
+		sprintf(key, "M%d", i);
+		fill_value(big, sizeof(big), i, 2);
+		kept += value_is(get(key), big);
+	}
+	CHECK(kept >= 30, "%d new objects kept beside %d held", kept, held);
+	bad = 0;
+	for (int i = 0; i < held; i++) {
+		char one[BIG + 2];
+
+		if (evbuffer_remove(b, one, BIG + 2) != BIG + 2 || memcmp(one, sent[i], BIG + 2))
+			bad++;
+	}
+	CHECK(bad == 0 && evbuffer_get_length(b) == 0,
+	      "every held reply carries its bytes (%d wrong)", bad);
+	evbuffer_free(bs);
+	current_time++;
+	store_tick(current_time, 1000);
+	store_get_stats(&st);
+	CHECK(st.zombie_bytes == 0 && st.shared_held == 0 && store_audit() == 0,
+	      "given back after the replies: %llu held", (unsigned long long)st.zombie_bytes);
+	evbuffer_free(b);
+	teardown();
+	printf("ok - slow reader\n");
+}
+
+/*
  * incr writes a shorter result over the old number, padded with spaces,
  * only while no reply points at the old bytes: a queued zero-copy reply
  * must still send the value of the cas it named.  Then, as memcached, the
@@ -2215,6 +2315,7 @@ int main(void)
 	test_tick_steps();
 	test_compact();
 	test_zero_copy();
+	test_slow_reader();
 	test_incr_in_flight();
 	test_parser();
 	test_cachedump();
