@@ -463,16 +463,7 @@ def slow_reader_run(n, size, every, rounds, fresh):
                   "cached: the memfd within -m 16 and reply_held_bytes %d: RssShmem %d kB" % (held, shmem))
             check(hits >= kept["memcached"] * 9 // 10,
                   "cached kept %d of the %d new keys, memcached %d" % (hits, fresh, kept["memcached"]))
-        reader.settimeout(20)
-        got = b""
-        try:
-            while not got.endswith(b"END\r\n") or got.count(b"END\r\n") < rounds:
-                d = reader.recv(1 << 20)
-                if not d:
-                    break
-                got += d
-        except socket.timeout:
-            pass
+        got = util.recv_until(reader, 20, lambda got: got.endswith(b"END\r\n") and got.count(b"END\r\n") >= rounds)
         # every answer: values of the keys asked for, in order, each its own bytes
         answers, bad, values = got.split(b"END\r\n")[:-1], [], 0
         for a in answers:

@@ -59,6 +59,22 @@ def stop(proc):
     return proc.returncode
 
 
+def recv_until(sock, timeout, done=lambda got: False):
+    """Read from sock until done(bytes so far), the server closes, or
+    timeout seconds pass with nothing to read; return what came."""
+    sock.settimeout(timeout)
+    got = b""
+    try:
+        while not done(got):
+            d = sock.recv(1 << 20)
+            if not d:
+                break
+            got += d
+    except socket.timeout:
+        pass
+    return got
+
+
 def command(port, data, timeout=2.0, pieces=None):
     """Send data, half-close, return everything the server says.  Reads
     while it sends, so a server that stops reading (or closes) early does
