@@ -233,12 +233,29 @@ static unsigned pick_expiry(struct thread *t)
 	       (unsigned)rng_below(&t->rng, (uint64_t)(cfg.exp_max - cfg.exp_min + 1));
 }
 
+/*
+ * --data-size-list: the length of the next set's value, drawn with the
+ * list's weights.  The formula's bytes do not depend on the length (byte i
+ * is a function of the key and i), so a hit of any listed length can be
+ * checked (verify).
+ */
+static uint32_t pick_size(struct thread *t)
+{
+	uint64_t u = rng_below(&t->rng, cfg.size_cum[cfg.nsizes - 1]);
+	int i = 0;
+
+	while (u >= cfg.size_cum[i])
+		i++;
+	return cfg.sizes[i];
+}
+
 /* "set KEY 0 EXPIRY LEN\r\nVALUE\r\n" */
 static void put_set(struct conn *c, uint64_t k)
 {
 	char key[MAX_KEY + 24];
 	size_t kl = key_str(key, k);
-	uint32_t vl = gen_value_len(&cfg.gen, key, kl);
+	uint32_t vl = cfg.nsizes ? pick_size(c->t) :
+		      gen_value_len(&cfg.gen, key, kl);
 	char *p;
 
 	out_reserve(c, kl + 50 + vl);
@@ -448,8 +465,9 @@ static void conn_flush(struct conn *c, int64_t now)
 		conn_epoll(c, EPOLL_CTL_MOD, 0);
 }
 
+/* what is wrong with a hit: its bytes from off on (off < 0: its flags) */
 static void verify_fail(struct thread *t, const struct proto_reply *pr,
-			const char *what, long off)
+			const char *what, long off, size_t want)
 {
 	int n;
 
@@ -459,10 +477,12 @@ static void verify_fail(struct thread *t, const struct proto_reply *pr,
 	if (n < VERIFY_LOG_MAX) {
 		fprintf(stderr, "loadgen: verify: key %.*s: %s", (int)pr->keylen,
 			pr->key, what);
-		if (off >= 0)
-			fprintf(stderr, " at offset %ld (length %zu, expected %u)",
-				off, pr->datalen,
-				gen_value_len(&cfg.gen, pr->key, pr->keylen));
+		if (off >= 0 && cfg.nsizes && pr->datalen != want)
+			fprintf(stderr, " (length %zu, not in --data-size-list)",
+				pr->datalen);
+		else if (off >= 0)
+			fprintf(stderr, " at offset %ld (length %zu, expected %zu)",
+				off, pr->datalen, want);
 		else
 			fprintf(stderr, " %u, expected 0", pr->flags);
 		fputc('\n', stderr);
@@ -471,19 +491,41 @@ static void verify_fail(struct thread *t, const struct proto_reply *pr,
 	}
 }
 
+static int size_listed(size_t len)
+{
+	for (int i = 0; i < cfg.nsizes; i++)
+		if (cfg.sizes[i] == len)
+			return 1;
+	return 0;
+}
+
+/*
+ * Check a hit against the formula.  With --data-size-list its length is
+ * any of the list's (each set drew one), and its bytes are the formula's
+ * up to that length.
+ */
 static void verify(struct thread *t, const struct proto_reply *pr)
 {
-	long off = gen_value_check(&cfg.gen, pr->key, pr->keylen, pr->data,
-				   pr->datalen);
+	struct gen_params g = cfg.gen;
+	size_t want;
+	long off;
 
+	if (cfg.nsizes) {
+		if (!size_listed(pr->datalen)) {
+			verify_fail(t, pr, "wrong length", 0, (size_t)-1);
+			return;
+		}
+		g.min_size = g.max_size = (uint32_t)pr->datalen;
+	}
+	want = gen_value_len(&g, pr->key, pr->keylen);
+	off = gen_value_check(&g, pr->key, pr->keylen, pr->data, pr->datalen);
 	if (off >= 0) {
-		size_t want = gen_value_len(&cfg.gen, pr->key, pr->keylen);
 		size_t n = pr->datalen < want ? pr->datalen : want;
 
 		verify_fail(t, pr, pr->datalen != want && (size_t)off == n ?
-			    "wrong length" : "wrong byte", off);
+			    "wrong length" : "wrong byte", off, want);
 	} else if (pr->flags != 0) {
-		verify_fail(t, pr, "flags", -1);
+		verify_fail(t, pr, "flags", -1, want);
 	}
 }
 

@@ -81,6 +81,12 @@ static const char usage_text[] =
 "                         daemon's --origin gen:OPTIONS: size=N|MIN-MAX,\n"
 "                         cost=US, seed=N (size=100).  Sets store these\n"
 "                         values with flags 0\n"
+"      --data-size-list SIZE:WEIGHT,...  each set's value length is drawn\n"
+"                         from these sizes (1..67108864 bytes) with these\n"
+"                         weights (whole numbers, 1 or more), as\n"
+"                         memtier_benchmark's; the formula's bytes, and\n"
+"                         --verify checks a hit at the length it has, which\n"
+"                         must be one of the sizes.  Not with -g size=\n"
 "  -w, --warmup           first set every key once (with progress), then run\n"
 "      --warmup-order O   sequential (default) or random: the warm-up sets\n"
 "                         the keys in a random order (a keyed permutation)\n"
@@ -195,6 +201,62 @@ static void parse_mix(char *s)
 		cfg.mix[op] = w[op] / sum;
 }
 
+/*
+ * "SIZE:WEIGHT,SIZE:WEIGHT,...": every item has both, sizes 1..GEN_MAX_SIZE
+ * (what the formula and the reply parser take), weights whole and positive.
+ */
+static void parse_size_list(const char *s)
+{
+	const char *item = s;
+	char buf[64];
+
+	cfg.nsizes = 0;
+	for (;;) {
+		const char *end = strchr(item, ',');
+		size_t len = end ? (size_t)(end - item) : strlen(item);
+		char *colon;
+		uint64_t sum = cfg.nsizes ? cfg.size_cum[cfg.nsizes - 1] : 0;
+
+		if (!len)
+			die_usage("--data-size-list: empty item in '%s' (expected SIZE:WEIGHT,...)", s);
+		if (len >= sizeof(buf))
+			die_usage("--data-size-list: item too long in '%s'", s);
+		if (cfg.nsizes == MAX_SIZE_LIST)
+			die_usage("--data-size-list: more than %d sizes", MAX_SIZE_LIST);
+		memcpy(buf, item, len);
+		buf[len] = 0;
+		colon = strchr(buf, ':');
+		if (!colon)
+			die_usage("--data-size-list: expected SIZE:WEIGHT, got '%s'", buf);
+		*colon = 0;
+		cfg.sizes[cfg.nsizes] = (uint32_t)parse_uint("--data-size-list: size",
+							     buf, 1, GEN_MAX_SIZE);
+		cfg.size_weight[cfg.nsizes] = parse_uint("--data-size-list: weight",
+							 colon + 1, 1, 1000000000);
+		cfg.size_cum[cfg.nsizes] = sum + cfg.size_weight[cfg.nsizes];
+		cfg.nsizes++;
+		if (!end)
+			break;
+		item = end + 1;
+	}
+}
+
+/* Does the -g string set size=?  (It and --data-size-list exclude each other.) */
+static int gen_has_size(const char *s)
+{
+	if (!strncmp(s, "gen:", 4))
+		s += 4;
+	for (const char *p = s; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, "size=", 5))
+			return 1;
+	}
+	return 0;
+}
+
 /* uniform, zipf:S, sequential, gaussian or gaussian:SD */
 static void parse_dist(const char *opt, const char *s, struct dist_spec *d)
 {
@@ -300,7 +362,7 @@ enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
 	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY, O_SET_DIST,
-	O_KEY_MIN, O_PERCENTILES,
+	O_KEY_MIN, O_PERCENTILES, O_SIZE_LIST,
 };
 
 static const struct option long_opts[] = {
@@ -330,6 +392,7 @@ static const struct option long_opts[] = {
 	{ "pin", no_argument, NULL, O_PIN },
 	{ "sched-batch", no_argument, NULL, O_SCHED_BATCH },
 	{ "gen", required_argument, NULL, 'g' },
+	{ "data-size-list", required_argument, NULL, O_SIZE_LIST },
 	{ "warmup", no_argument, NULL, 'w' },
 	{ "verify", no_argument, NULL, 'V' },
 	{ "seed", required_argument, NULL, O_SEED },
@@ -445,6 +508,9 @@ void parse_args(int argc, char **argv)
 			if (gen_parse(optarg, &cfg.gen, err, sizeof(err)))
 				die_usage("--gen: %s", err);
 			break;
+		case O_SIZE_LIST:
+			parse_size_list(optarg);
+			break;
 		case 'w':
 			cfg.warmup = 1;
 			break;
@@ -545,6 +611,8 @@ void parse_args(int argc, char **argv)
 		cfg.run_limit = cfg.timeout;
 		cfg.limit_is_timeout = 1;
 	}
+	if (cfg.nsizes && cfg.gen_str && gen_has_size(cfg.gen_str))
+		die_usage("--data-size-list and -g size= both give the value size; use one");
 	if (!have_set_dist)
 		cfg.dist[ROLE_SET] = cfg.dist[ROLE_GET];
 	for (int role = 0; role < ROLE_COUNT; role++) {

@@ -16,6 +16,8 @@
 #define MAX_MULTIGET 100
 #define MAX_KEY 250
 #define MAX_PERCENTILES 16
+/* Entries of --data-size-list. */
+#define MAX_SIZE_LIST 64
 /* The longest expiry memcached takes as relative: 30 days, in seconds. */
 #define MAX_EXPIRY 2592000
 
@@ -53,6 +55,15 @@ struct config {
 	double mix[OP_COUNT];	/* shares of the commands, sum 1 */
 	const char *gen_str;
 	struct gen_params gen;
+	/*
+	 * --data-size-list: each set's value length is drawn from sizes[]
+	 * with the weights, whose running sums are size_cum[] (the last is
+	 * their total); nsizes 0: the formula's size= gives the length.
+	 */
+	int nsizes;
+	uint32_t sizes[MAX_SIZE_LIST];
+	uint64_t size_weight[MAX_SIZE_LIST];
+	uint64_t size_cum[MAX_SIZE_LIST];
 	int multiget;		/* keys per get: multiget_min..multiget */
 	int multiget_min;
 	int key_min, key_max;	/* --key-size; 0: keys are PREFIX + index */

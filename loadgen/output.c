@@ -214,6 +214,11 @@ static void json_config(FILE *f)
 		fprintf(f, "%s\"%s\":%.4f", op ? "," : "", op_name(op), cfg.mix[op]);
 	fputs("},\"gen\":", f);
 	json_str(f, cfg.gen_str ? cfg.gen_str : "");
+	fputs(",\"data_size_list\":[", f);
+	for (int i = 0; i < cfg.nsizes; i++)
+		fprintf(f, "%s[%u,%llu]", i ? "," : "", cfg.sizes[i],
+			(unsigned long long)cfg.size_weight[i]);
+	fputc(']', f);
 	fprintf(f, ",\"multiget\":%d,\"multiget_min\":%d,\"meta\":%s,"
 		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s,"
 		"\"pin\":%s,\"sched_batch\":%s,\"uncorrected\":%s}",

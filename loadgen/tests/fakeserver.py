@@ -21,8 +21,9 @@ value formula), and can:
   --rebuild N   meta gets: every Nth hit is answered "VA .. P" (a value
                 rebuilt after a purge)
   --log FILE    one line per command: "TIME CMD KEY REPLY" (TIME in
-                seconds, monotonic), and for set and touch " exptime=N"
-                after it, written when the server exits
+                seconds, monotonic), for set " bytes=N" (the value's
+                length) after it, and for set and touch " exptime=N"
+                last, written when the server exits
   --no-meta     answer ERROR to every mg, as a server without the meta
                 protocol does
   --unix PATH   listen on a unix socket at PATH instead (and print PATH)
@@ -149,6 +150,8 @@ class Conn(asyncio.Protocol):
                 keys = b",".join(parts[1:]) if cmd in (b"get", b"gets") else \
                     (parts[1] if len(parts) > 1 else b"-")
                 line = b"%.6f %s %s %s" % (now, cmd, keys, reply.split(b"\r\n")[0])
+                if cmd == b"set" and len(parts) >= 5:
+                    line += b" bytes=" + parts[4]
                 if cmd in (b"set", b"touch") and len(parts) >= (4 if cmd == b"set" else 3):
                     line += b" exptime=" + parts[3 if cmd == b"set" else 2]
                 log.append(line)

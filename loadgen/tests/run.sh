@@ -134,7 +134,11 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--expiry-range 9-5" "--expiry-range 2592001" "--expiry-range -1" \
 	"--dist gaussian:0" "--set-dist normal" "-k 10 --dist gaussian:11" "--key-minimum x" \
 	"--print-percentiles 0" "--print-percentiles 50,101" "--print-percentiles ," \
-	"--print-percentiles 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
+	"--print-percentiles 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17" \
+	"--data-size-list ," "--data-size-list 100:1," "--data-size-list 100" \
+	"--data-size-list 100:0" "--data-size-list 100:-2" "--data-size-list 0:1" \
+	"--data-size-list 67108865:1" "--data-size-list 100:1,x:2" \
+	"--gen size=10 --data-size-list 100:1"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -145,6 +149,12 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	fi
 done
 result bad_arguments_exit_64 $rc
+
+# an empty --data-size-list is refused like the other bad lists
+$LG --data-size-list "" > "$TMP/out" 2> "$TMP/err"
+st=$?
+[ "$st" = 64 ] && [ "$(wc -l < "$TMP/err")" = 1 ] && grep -q 'data-size-list' "$TMP/err"
+result data_size_list_empty_exit_64 $? "exit $st; $(cat "$TMP/err")"
 
 # ---------------------------------------------------------------- memcached
 if ! start_memcached; then
@@ -170,6 +180,26 @@ else
 	[ "$st" = 0 ] && [ "$(jget "$TMP/m.json" verify_errors)" = 0 ] &&
 		[ "$(jget "$TMP/m.json" hits)" -gt 1000 ] || rc=1
 	result memcached_multiget_pipeline_verify $rc "exit $st"
+
+	# --data-size-list draws each set's size; --verify then checks a
+	# hit's bytes against the formula at the length it came back with,
+	# which must be one of the list's sizes.  A second run whose list
+	# does not hold the stored sizes finds every hit of the wrong length.
+	$LG -s 127.0.0.1:$MC_PORT -c 4 -d 1 -k 2000 --key-prefix dsl: --warmup \
+		--verify --ratio 1:1 --data-size-list 64:1,3000:1,20000:2 \
+		--gen seed=9 --json "$TMP/dl.json" > "$TMP/out" 2> "$TMP/err"
+	st=$?
+	rc=0
+	[ "$st" = 0 ] && [ "$(jget "$TMP/dl.json" verify_errors)" = 0 ] &&
+		[ "$(jget "$TMP/dl.json" misses)" = 0 ] &&
+		[ "$(jget "$TMP/dl.json" hits)" -gt 500 ] || rc=1
+	$LG -s 127.0.0.1:$MC_PORT -c 1 -n 200 -k 2000 --key-prefix dsl: \
+		--verify --get-ratio 1 --data-size-list 65:1 --gen seed=9 \
+		--json "$TMP/dw.json" > "$TMP/out" 2> "$TMP/dw.err"
+	st2=$?
+	[ "$st2" = 1 ] && [ "$(jget "$TMP/dw.json" verify_errors)" = 200 ] &&
+		grep -q 'wrong length' "$TMP/dw.err" || rc=1
+	result data_size_list_verifies $rc "exit $st, $st2; $(tail -2 "$TMP/err" | tr '\n' ' ') $(head -1 "$TMP/dw.err")"
 
 	$LG -s 127.0.0.1:$MC_PORT -t 2 -c 3 -p 4 -n 5000 -q --json "$TMP/n.json" 2> "$TMP/err"
 	st=$?
@@ -1011,6 +1041,31 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result bytes_mean_stddev $rc "exit $st; $(grep -E '^(bytes|latency)' "$TMP/fb.out" | tr '\n' ' ')"
+
+# --data-size-list: the server's log records every set's length; over
+# 4,000 sets the sizes come in the list's proportions (1:3:6), each share
+# within 4 standard errors of its weight's (sqrt(p(1-p)/n): 0.019 for
+# 0.1, 0.029 for 0.3, 0.031 for 0.6), and no other size occurs.
+start_fake --log "$TMP/ds.log"
+$LG -s 127.0.0.1:$FS_PORT -c 2 -n 4000 -k 1000 --get-ratio 0 \
+	--data-size-list 100:1,1000:3,5000:6 --gen seed=4 -q 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+python3 - "$TMP/ds.log" <<'PY'
+import sys
+from collections import Counter
+sizes = Counter(int(f[6:]) for l in open(sys.argv[1]) for f in l.split()
+                if f.startswith("bytes="))
+n = sum(sizes.values())
+assert n == 4000 and set(sizes) == {100, 1000, 5000}, (n, sizes)
+for size, p in ((100, 0.1), (1000, 0.3), (5000, 0.6)):
+    share = sizes[size] / n
+    assert abs(share - p) <= 4 * (p * (1 - p) / n) ** 0.5, (size, share, p)
+print("  # sizes %s" % dict(sizes))
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result data_size_list_proportions $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
 
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"
