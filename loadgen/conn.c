@@ -45,7 +45,7 @@ static atomic_int g_proto_logged;
 static atomic_int g_server_logged;
 static atomic_int g_conn_logged;
 
-static void count_error(struct thread *t, const struct req *r, int64_t now);
+static void count_error(struct conn *c, const struct req *r, int64_t now);
 
 /*
  * Key index k as text: PREFIX and the decimal index.  With --key-size the
@@ -114,8 +114,10 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 
 	if (!atomic_exchange(&g_conn_logged, 1))
 		fprintf(stderr, "loadgen: %s %s: %s (counted, retrying with back-off; logged once)\n",
-			why, cfg.server, err ? strerror(err) : "closed by server");
+			why, cfg.servers[c->server].name,
+			err ? strerror(err) : "closed by server");
 	t->tally->all.conn_errors++;
+	t->tally->srv[c->server].conn_errors++;
 	/*
 	 * Requests in flight are lost: errors, each waited until now (the
 	 * clock read here: a closed-loop request may have been written after
@@ -127,7 +129,7 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 		if (t->phase == PH_WARMUP)
 			t->tally->all.errors++;
 		else
-			count_error(t, &c->reqs[(c->rhead + i) % c->rcap], now);
+			count_error(c, &c->reqs[(c->rhead + i) % c->rcap], now);
 	}
 	if (t->phase == PH_WARMUP)
 		atomic_fetch_add_explicit(&g_warm_done, c->rcount,
@@ -150,13 +152,14 @@ static void conn_fail(struct conn *c, const char *why, int err, int64_t now)
 		c->backoff = BACKOFF_MAX_NS;
 }
 
-void conn_init(struct conn *c, struct thread *t)
+void conn_init(struct conn *c, struct thread *t, int server)
 {
 	unsigned rcap = (unsigned)cfg.pipeline;
 
 	if (rcap < WARMUP_DEPTH)
 		rcap = WARMUP_DEPTH;
 	c->t = t;
+	c->server = server;
 	c->fd = -1;
 	c->state = CS_DOWN;
 	c->in_cap = 64 * 1024;
@@ -172,8 +175,9 @@ void conn_init(struct conn *c, struct thread *t)
 
 static void conn_start(struct conn *c, int64_t now)
 {
+	const struct server *srv = &cfg.servers[c->server];
 	int one = 1;
-	int fd = socket(cfg.addr.ss_family,
+	int fd = socket(srv->addr.ss_family,
 			SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0) {
@@ -181,10 +185,10 @@ static void conn_start(struct conn *c, int64_t now)
 		conn_fail(c, "socket", errno, now);
 		return;
 	}
-	if (cfg.addr.ss_family != AF_UNIX)
+	if (srv->addr.ss_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
-	if (connect(fd, (struct sockaddr *)&cfg.addr, cfg.addrlen) == 0) {
+	if (connect(fd, (const struct sockaddr *)&srv->addr, srv->addrlen) == 0) {
 		conn_up(c);
 		conn_epoll(c, EPOLL_CTL_ADD, 0);
 	} else if (errno == EINPROGRESS) {
@@ -556,8 +560,11 @@ static void record(struct thread *t, const struct req *r, int64_t now)
  * (from its intended send time in open loop), or a stall that ends in a
  * reset would leave its slowest requests out of the tail.
  */
-static void count_error(struct thread *t, const struct req *r, int64_t now)
+static void count_error(struct conn *c, const struct req *r, int64_t now)
 {
+	struct thread *t = c->t;
+
+	t->tally->srv[c->server].errors++;
 	t->tally->all.errors++;
 	t->tally->cmd[r->op].errors++;
 	record(t, r, now);
@@ -585,10 +592,11 @@ static void req_done(struct conn *c, struct req *r, int64_t now, int ok, int hit
 		return;
 	}
 	if (!ok) {
-		count_error(t, r, now);
+		count_error(c, r, now);
 		return;
 	}
 	all->ops++;
+	t->tally->srv[c->server].ops++;
 	cs->ops++;
 	switch (r->op) {
 	case OP_GET:
@@ -910,9 +918,12 @@ void conn_census(const struct conn *c, int64_t now, struct census *s,
  * Count one request the run ended without an answer to: one in flight
  * (r), or one due and never sent (r NULL, not in the uncorrected view).
  */
-static void unfinished(struct thread *t, const struct req *r, int op,
+static void unfinished(struct conn *c, const struct req *r, int op,
 		       int64_t t_start, int64_t t_end)
 {
+	struct thread *t = c->t;
+
+	t->tally->srv[c->server].unfinished++;
 	t->tally->all.unfinished++;
 	t->tally->cmd[op].unfinished++;
 	if (r) {
@@ -939,12 +950,12 @@ void conn_finish(struct conn *c, int64_t t_end)
 	for (unsigned i = 0; i < c->rcount; i++) {
 		struct req *r = &c->reqs[(c->rhead + i) % c->rcap];
 
-		unfinished(t, r, r->op, r->t_start, t_end);
+		unfinished(c, r, r->op, r->t_start, t_end);
 	}
 	if (cfg.rate <= 0)
 		return;
 	while (t->quota && c->next_send < t_end) {
-		unfinished(t, NULL, pick_op(t), c->next_send, t_end);
+		unfinished(c, NULL, pick_op(t), c->next_send, t_end);
 		c->next_send += arrival_gap(&t->rng, t->interval_ns,
 					    cfg.arrivals == ARRIVE_POISSON);
 		if (t->quota != UINT64_MAX)

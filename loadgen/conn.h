@@ -33,6 +33,7 @@ enum { CS_DOWN, CS_CONNECTING, CS_UP };
 
 struct conn {
 	struct thread *t;
+	int server;		/* its index in cfg.servers */
 	int fd;
 	int state;
 	int epout;		/* EPOLLOUT armed */
@@ -61,8 +62,8 @@ extern atomic_int g_connected;	/* some connection was established */
 extern atomic_int g_settled;	/* connections whose first attempt ended */
 extern atomic_ullong g_warm_done;	/* warm-up sets answered or lost */
 
-/* A new connection of thread t, down, with its buffers. */
-void conn_init(struct conn *c, struct thread *t);
+/* A new connection of thread t to cfg.servers[server], down, with its buffers. */
+void conn_init(struct conn *c, struct thread *t, int server);
 /*
  * The loop looks at c: its timer is due (a send or a retry), the thread
  * started, or the run began.  It connects c if its retry is due, queues

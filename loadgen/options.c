@@ -26,7 +26,11 @@ static const char usage_text[] =
 "\n"
 "Target:\n"
 "  -s, --server ADDR      HOST:PORT, [IPV6]:PORT or a unix socket path\n"
-"                         (anything containing '/'); default 127.0.0.1:11211\n"
+"                         (anything containing '/'); default 127.0.0.1:11211.\n"
+"                         Given more than once (up to 64): each connection\n"
+"                         talks to one server, connection g (counted over\n"
+"                         all threads) to the (g mod N)-th -s; the summary\n"
+"                         reports each server's requests\n"
 "Load:\n"
 "  -t, --threads N        load threads, each with its own event loop (1)\n"
 "  -c, --conns N          connections per thread (10)\n"
@@ -316,16 +320,18 @@ static void set_get_ratio(double g)
 	cfg.mix[OP_SET] = 1 - g;
 }
 
-static void parse_server(const char *s)
+static void parse_server(struct server *srv)
 {
+	const char *s = srv->name;
+
 	if (strchr(s, '/')) {
-		struct sockaddr_un *un = (struct sockaddr_un *)&cfg.addr;
+		struct sockaddr_un *un = (struct sockaddr_un *)&srv->addr;
 
 		if (strlen(s) >= sizeof(un->sun_path))
 			die_usage("--server: unix socket path too long");
 		un->sun_family = AF_UNIX;
 		strcpy(un->sun_path, s);
-		cfg.addrlen = sizeof(*un);
+		srv->addrlen = sizeof(*un);
 		return;
 	}
 	{
@@ -352,10 +358,38 @@ static void parse_server(const char *s)
 		rc = getaddrinfo(host, colon + 1, &hints, &ai);
 		if (rc)
 			die_usage("--server: %s: %s", s, gai_strerror(rc));
-		memcpy(&cfg.addr, ai->ai_addr, ai->ai_addrlen);
-		cfg.addrlen = ai->ai_addrlen;
+		memcpy(&srv->addr, ai->ai_addr, ai->ai_addrlen);
+		srv->addrlen = ai->ai_addrlen;
 		freeaddrinfo(ai);
 	}
+}
+
+/*
+ * Every -s (127.0.0.1:11211 without one), resolved, and cfg.server, their
+ * names joined.  Each server needs a connection of its own.
+ */
+static void parse_servers(void)
+{
+	size_t len = 1;
+	char *joined;
+
+	if (!cfg.nservers)
+		cfg.servers[cfg.nservers++].name = "127.0.0.1:11211";
+	if ((uint64_t)cfg.threads * (uint64_t)cfg.conns < (uint64_t)cfg.nservers)
+		die_usage("--server: %d servers but %d connections (threads x conns); each server needs one",
+			  cfg.nservers, cfg.threads * cfg.conns);
+	for (int i = 0; i < cfg.nservers; i++) {
+		parse_server(&cfg.servers[i]);
+		len += strlen(cfg.servers[i].name) + 2;
+	}
+	joined = xrealloc(NULL, len);
+	joined[0] = 0;
+	for (int i = 0; i < cfg.nservers; i++) {
+		if (i)
+			strcat(joined, ", ");
+		strcat(joined, cfg.servers[i].name);
+	}
+	cfg.server = joined;
 }
 
 enum {
@@ -413,7 +447,6 @@ void parse_args(int argc, char **argv)
 	int have_duration = 0, have_set_dist = 0;
 	char err[256];
 
-	cfg.server = "127.0.0.1:11211";
 	cfg.threads = 1;
 	cfg.conns = 10;
 	cfg.pipeline = 1;
@@ -436,7 +469,9 @@ void parse_args(int argc, char **argv)
 				  long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			cfg.server = optarg;
+			if (cfg.nservers == MAX_SERVERS)
+				die_usage("--server: more than %d servers", MAX_SERVERS);
+			cfg.servers[cfg.nservers++].name = optarg;
 			break;
 		case 't':
 			cfg.threads = (int)parse_uint("--threads", optarg, 1, 256);
@@ -630,6 +665,6 @@ void parse_args(int argc, char **argv)
 	cfg.prefixlen = strlen(cfg.prefix);
 	cfg.get_ratio = cfg.mix[OP_GET];
 	perm_init(&cfg.wu_perm, cfg.keys, cfg.seed ^ 0x3a7e0fd3c19bULL);
-	parse_server(cfg.server);
+	parse_servers();
 }
 

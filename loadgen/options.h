@@ -16,6 +16,8 @@
 #define MAX_MULTIGET 100
 #define MAX_KEY 250
 #define MAX_PERCENTILES 16
+/* -s given more than once: at most this many servers. */
+#define MAX_SERVERS 64
 /* Entries of --data-size-list. */
 #define MAX_SIZE_LIST 64
 /* The longest expiry memcached takes as relative: 30 days, in seconds. */
@@ -35,10 +37,17 @@ struct dist_spec {
 	double param;
 };
 
-struct config {
-	const char *server;
+/* One -s: as given, and its address. */
+struct server {
+	const char *name;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+};
+
+struct config {
+	const char *server;	/* every -s, joined with ", " (for messages) */
+	struct server servers[MAX_SERVERS];	/* connection g: g % nservers */
+	int nservers;
 	int threads;
 	int conns;
 	int pipeline;

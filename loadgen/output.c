@@ -192,6 +192,13 @@ static void json_config(FILE *f)
 {
 	fputs("{\"server\":", f);
 	json_str(f, cfg.server);
+	fputs(",\"servers\":[", f);
+	for (int i = 0; i < cfg.nservers; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, cfg.servers[i].name);
+	}
+	fputc(']', f);
 	fprintf(f, ",\"threads\":%d,\"conns\":%d,\"pipeline\":%d,\"rate\":%.1f,"
 		"\"arrivals\":\"%s\",\"duration\":%.3f,\"ops\":%llu,"
 		"\"timeout\":%.3f,\"connect_timeout\":%.3f,\"keys\":%llu,"
@@ -265,6 +272,33 @@ void series_record(double t, double secs, const struct tally *a,
 	free(h);
 }
 
+/* connections of server i: connection g talks to server g % nservers */
+static int server_conns(int i)
+{
+	int total = cfg.threads * cfg.conns;
+
+	return total / cfg.nservers + (i < total % cfg.nservers);
+}
+
+/* "servers":[{"server":..,"conns":..,"ops":..,...},...], one per -s */
+static void json_servers(FILE *f, const struct tally *a)
+{
+	fputs("\"servers\":[", f);
+	for (int i = 0; i < cfg.nservers; i++) {
+		const struct server_stats *v = &a->srv[i];
+
+		fputs(i ? ",{\"server\":" : "{\"server\":", f);
+		json_str(f, cfg.servers[i].name);
+		fprintf(f, ",\"conns\":%d,\"ops\":%llu,\"errors\":%llu,"
+			"\"unfinished\":%llu,\"conn_errors\":%llu}",
+			server_conns(i), (unsigned long long)v->ops,
+			(unsigned long long)v->errors,
+			(unsigned long long)v->unfinished,
+			(unsigned long long)v->conn_errors);
+	}
+	fputc(']', f);
+}
+
 void write_json(const char *path, double secs, double cpu,
 		const struct tally *a, int end, const struct hist *collect_lock)
 {
@@ -314,6 +348,8 @@ void write_json(const char *path, double secs, double cpu,
 	json_percentiles(f, h);
 	fputc(',', f);
 	json_commands(f, secs, a, 1);
+	fputc(',', f);
+	json_servers(f, a);
 	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
 		"\"max_us\":%.3f}",
 		(unsigned long long)collect_lock->total,
@@ -413,6 +449,13 @@ void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 	       (unsigned long long)s->conn_errors);
 	fprintf(f, "unfinished  %llu  (in flight or due at the end; counted in the latency)\n",
 		(unsigned long long)s->unfinished);
+	for (int i = 0; cfg.nservers > 1 && i < cfg.nservers; i++)
+		fprintf(f, "  %-20s conns %d  ops %llu  errors %llu  unfinished %llu  conn_errors %llu\n",
+			cfg.servers[i].name, server_conns(i),
+			(unsigned long long)a->srv[i].ops,
+			(unsigned long long)a->srv[i].errors,
+			(unsigned long long)a->srv[i].unfinished,
+			(unsigned long long)a->srv[i].conn_errors);
 	print_latency(f, "latency us", h);
 	if (cfg.uncorrected)
 		print_latency(f, "uncorrected", &a->uhist);

@@ -332,7 +332,7 @@ static void thread_init(struct thread *t, int id)
 	if (heap_init(&t->timers, (unsigned)cfg.conns))
 		die("out of memory");
 	for (int i = 0; i < cfg.conns; i++)
-		conn_init(&t->conns[i], t);
+		conn_init(&t->conns[i], t, (id * cfg.conns + i) % cfg.nservers);
 }
 
 void threads_start(void)

@@ -38,6 +38,7 @@ void tally_reset(struct tally *a)
 {
 	memset(&a->all, 0, sizeof(a->all));
 	memset(a->cmd, 0, sizeof(a->cmd));
+	memset(a->srv, 0, sizeof(a->srv));
 	a->wakeups = a->handled = 0;
 	for (int op = 0; op < OP_COUNT; op++)
 		hist_reset(&a->hist[op]);
@@ -49,6 +50,12 @@ void tally_add(struct tally *a, const struct tally *b)
 	stats_add(&a->all, &b->all);
 	a->wakeups += b->wakeups;
 	a->handled += b->handled;
+	for (int i = 0; i < cfg.nservers; i++) {
+		a->srv[i].ops += b->srv[i].ops;
+		a->srv[i].errors += b->srv[i].errors;
+		a->srv[i].unfinished += b->srv[i].unfinished;
+		a->srv[i].conn_errors += b->srv[i].conn_errors;
+	}
 	for (int op = 0; op < OP_COUNT; op++) {
 		stats_add(&a->cmd[op], &b->cmd[op]);
 		if (b->hist[op].total)

@@ -29,6 +29,15 @@ struct stats {
 };
 
 /*
+ * What one server (one -s) did for the measured run: its requests answered,
+ * failed and unfinished (their sum over the servers is the whole run's,
+ * apart from replies with no request pending) and its lost connections.
+ */
+struct server_stats {
+	uint64_t ops, errors, unfinished, conn_errors;
+};
+
+/*
  * Counters and a histogram per command, and the load threads' own work:
  * how often their loops woke up, and how many times they handled a
  * connection (an event on it, a due send or retry, the start of the run).
@@ -38,6 +47,7 @@ struct tally {
 	struct stats cmd[OP_COUNT];
 	struct hist hist[OP_COUNT];
 	struct hist uhist;	/* --uncorrected: every command, from the send */
+	struct server_stats srv[MAX_SERVERS];	/* per -s */
 	uint64_t wakeups, handled;
 };
 

@@ -138,7 +138,8 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--data-size-list ," "--data-size-list 100:1," "--data-size-list 100" \
 	"--data-size-list 100:0" "--data-size-list 100:-2" "--data-size-list 0:1" \
 	"--data-size-list 67108865:1" "--data-size-list 100:1,x:2" \
-	"--gen size=10 --data-size-list 100:1"; do
+	"--gen size=10 --data-size-list 100:1" \
+	"-s 127.0.0.1:1 -s 127.0.0.1:2 -s 127.0.0.1:3 -t 1 -c 2"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -1066,6 +1067,49 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result data_size_list_proportions $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
+
+# Several servers (-s given three times, two of them the same): each
+# connection talks to one server, connection g (over all threads) to the
+# (g mod 3)-th -s, so with 2 threads x 3 connections servers A, B and A
+# again get 2, 2 and 2 connections: A 4 of 6, B 2 of 6.  Open loop,
+# the schedules of the 6 connections interleave evenly, so A gets 2/3 of
+# the 1,800 requests (within 2%: a late wake-up of a load thread sends
+# its due requests connection by connection, which can shift the last
+# few of the --ops quota), and loadgen's per-server counts are exactly
+# the requests in each server's log.
+start_fake --log "$TMP/sa.log"
+PA=$FS_PORT PIDA=$FS_PID
+start_fake --log "$TMP/sb.log"
+PB=$FS_PORT PIDB=$FS_PID
+$LG -s 127.0.0.1:$PA -s 127.0.0.1:$PB -s 127.0.0.1:$PA -t 2 -c 3 -p 16 \
+	-r 3000 -n 1800 -k 500 --mix get=8,set=1,delete=1 \
+	--json "$TMP/ms.json" > "$TMP/ms.out" 2> "$TMP/err"
+st=$?
+stop "$PIDA"
+stop "$PIDB"
+python3 - "$TMP/sa.log" "$TMP/sb.log" "$TMP/ms.json" "$TMP/ms.out" "$PA" "$PB" <<'PY'
+import json, sys
+a = sum(1 for _ in open(sys.argv[1]))
+b = sum(1 for _ in open(sys.argv[2]))
+d = json.load(open(sys.argv[3]))
+out = open(sys.argv[4]).read()
+pa, pb = "127.0.0.1:" + sys.argv[5], "127.0.0.1:" + sys.argv[6]
+assert d["ops"] == 1800 and a + b == 1800, (d["ops"], a, b)
+assert abs(a / 1800 - 2 / 3) <= 0.02, (a, b)
+srv = d["servers"]
+assert [s["server"] for s in srv] == [pa, pb, pa], srv
+assert [s["conns"] for s in srv] == [2, 2, 2], srv
+assert srv[0]["ops"] + srv[2]["ops"] == a and srv[1]["ops"] == b, (srv, a, b)
+assert sum(s["ops"] for s in srv) == d["ops"], srv
+for s in srv:
+    line = "  %-20s conns %d  ops %d  errors %d  unfinished %d  conn_errors %d" % (
+        s["server"], s["conns"], s["ops"], s["errors"], s["unfinished"], s["conn_errors"])
+    assert line in out, (line, out)
+print("  # A %d, B %d of 1800" % (a, b))
+PY
+rc=$?
+[ "$st" = 0 ] || rc=1
+result several_servers_share_connections $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
 
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"
