@@ -962,3 +962,14 @@ void conn_finish(struct conn *c, int64_t t_end)
 			t->quota--;
 	}
 }
+
+void conn_free(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->in);
+	free(c->out);
+	free(c->reqs);
+	free(c->keyring);
+}

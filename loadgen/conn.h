@@ -81,5 +81,7 @@ void conn_census(const struct conn *c, int64_t now, struct census *s,
 		 int64_t *oldest);
 /* The measured run ended at t_end: count what c leaves unfinished. */
 void conn_finish(struct conn *c, int64_t t_end);
+/* Close c and free its buffers (its thread is done). */
+void conn_free(struct conn *c);
 
 #endif /* CONN_H */

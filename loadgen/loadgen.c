@@ -14,7 +14,8 @@
  *
  * This file holds main(), which starts the threads, waits out the warm-up
  * and the connections, then ticks the interval lines until the threads are
- * done.  The parts, each with a header of what it offers:
+ * done; with --run-count it does so once per run (the warm-up only before
+ * the first) and then reports the best and worst runs and their aggregate.  The parts, each with a header of what it offers:
  *
  *   options.c  the command line, into cfg (options.h)
  *   run.c      the load threads (one epoll loop each) and the main
@@ -48,39 +49,36 @@ static void on_signal(int sig)
 		_exit(130);
 }
 
-int main(int argc, char **argv)
+/* What one measured run gave, beside its tally. */
+struct run_result {
+	double secs, cpu;
+	int end;		/* END_* */
+};
+
+/*
+ * One measured run, from the moment the connections are up until the
+ * threads are done: ticks the interval lines, the progress line and the
+ * --json series, then collects everything into *total (emptied first).
+ * *base is the start of the first run (this one's when it is 0), from
+ * which the --hdr-log intervals count, so that the log of several runs is
+ * one time line.
+ */
+static struct run_result measure(struct tally *total, int64_t *base, int tty)
 {
-	struct sigaction sa = { 0 };
-	struct tally *total, *ivl, *prog, *sec, *snap;
+	struct run_result res = { 0, 0, END_NORMAL };
+	struct tally *ivl = tally_new(), *prog = tally_new();
+	struct tally *sec = tally_new(), *snap = tally_new();
 	/* what is outstanding at a tick; at the end it is all unfinished */
 	struct census cen, none = { 0 };
-	int tty, end = END_NORMAL, status = 0, timed_out;
+	int timed_out;
 	int64_t t0, next_ivl, next_prog, next_sec, last_ivl, last_prog, last_sec;
 	int64_t t_end;
-	double cpu0, secs, cpu;
+	double cpu0;
 
-	parse_args(argc, argv);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	tty = !cfg.quiet && isatty(2);
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (cfg.hdr_log)
-		hdr_log_open(cfg.hdr_log);
-
-	total = tally_new();
-	ivl = tally_new();
-	prog = tally_new();
-	sec = tally_new();
-	snap = tally_new();
-
-	threads_start();
-	if (cfg.warmup)
-		do_warmup(tty);
-	wait_connections();
-
+	tally_reset(total);
 	t0 = now_ns();
+	if (!*base)
+		*base = t0;
 	cpu0 = cpu_seconds();
 	run_begin(t0);
 	last_ivl = last_prog = last_sec = t0;
@@ -115,7 +113,7 @@ int main(int argc, char **argv)
 						    (double)(now - last_ivl) / 1e9, ivl,
 						    &cen);
 				if (cfg.hdr_log)
-					hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
+					hdr_log_interval(*base, (double)(last_ivl - *base) / 1e9,
 							 (double)(now - last_ivl) / 1e9, ivl);
 				tally_reset(ivl);
 				last_ivl = now;
@@ -143,13 +141,13 @@ int main(int argc, char **argv)
 		sleep_ns(5000000LL);
 	}
 	t_end = threads_join(&timed_out);
-	cpu = cpu_seconds() - cpu0;
+	res.cpu = cpu_seconds() - cpu0;
 	if (atomic_load(&g_conn_timed_out))
-		end = END_CONNECT_TIMEOUT;
+		res.end = END_CONNECT_TIMEOUT;
 	else if (atomic_load(&g_stop))
-		end = END_INTERRUPTED;
+		res.end = END_INTERRUPTED;
 	else if (timed_out)
-		end = END_TIMEOUT;
+		res.end = END_TIMEOUT;
 	if (atomic_load(&g_stop) || t_end < t0)
 		t_end = now_ns();
 	collect(snap);
@@ -167,11 +165,9 @@ int main(int argc, char **argv)
 					    (double)(te - last_ivl) / 1e9, ivl,
 					    &none);
 		if (cfg.hdr_log)
-			hdr_log_interval(t0, (double)(last_ivl - t0) / 1e9,
+			hdr_log_interval(*base, (double)(last_ivl - *base) / 1e9,
 					 (double)(te - last_ivl) / 1e9, ivl);
 	}
-	if (cfg.hdr_log)
-		hdr_log_close();
 	tally_add(sec, snap);
 	if (cfg.json && (sec->all.ops || sec->all.errors || sec->all.conn_errors ||
 			 sec->all.unfinished)) {
@@ -180,39 +176,152 @@ int main(int argc, char **argv)
 		series_record((double)(te - t0) / 1e9, (double)(te - last_sec) / 1e9,
 			      sec, &none);
 	}
-	secs = (double)(t_end - t0) / 1e9;
-	/* with --interval, stdout carries nothing but the JSON lines */
-	if (!cfg.quiet)
-		print_summary(cfg.interval > 0 ? stderr : stdout, secs, cpu, total,
-			      end);
-	if (cfg.json)
-		write_json(cfg.json, secs, cpu, total, end, &g_collect_lock);
-	/* every condition that applies is named; the status is the lowest */
-	if (total->all.verify_errors) {
-		fprintf(stderr, "loadgen: %llu values failed verification\n",
-			(unsigned long long)total->all.verify_errors);
-		status = EX_VERIFY;
-	}
-	if (!total->all.ops) {
-		fprintf(stderr, "loadgen: no request completed\n");
-		status = status ? status : EX_NONE;
-	}
-	if (total->all.errors) {
-		fprintf(stderr, "loadgen: %llu requests failed\n",
-			(unsigned long long)total->all.errors);
-		status = status ? status : EX_FAILED;
-	}
-	if (end == END_TIMEOUT) {
-		fprintf(stderr, "loadgen: timed out after %g s with %llu of %llu requests answered (--timeout)\n",
-			cfg.timeout,
-			(unsigned long long)(total->all.ops + total->all.errors),
-			(unsigned long long)cfg.ops);
-		status = status ? status : EX_TIMEOUT;
-	}
+	res.secs = (double)(t_end - t0) / 1e9;
 	free(snap);
 	free(sec);
 	free(prog);
 	free(ivl);
-	free(total);
+	return res;
+}
+
+static double ops_per_s(const struct tally *a, const struct run_result *r)
+{
+	return r->secs > 0 ? (double)a->all.ops / r->secs : 0;
+}
+
+/* *dst becomes a copy of the run in *src (counters and histograms) */
+static void keep_run(struct tally *dst, struct run_result *dres,
+		     const struct tally *src, const struct run_result *sres)
+{
+	tally_reset(dst);
+	tally_add(dst, src);
+	*dres = *sres;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { 0 };
+	struct tally *run, *agg, *best, *worst;
+	struct run_result res, agg_res = { 0, 0, END_NORMAL };
+	struct run_result best_res = agg_res, worst_res = agg_res;
+	int tty, status = 0, runs = 0, best_no = 0, worst_no = 0;
+	/* --json with --run-count: each run's object, rendered as it ends */
+	char **run_json = NULL;
+	int64_t base = 0;
+	/* with --interval, stdout carries nothing but the JSON lines */
+	FILE *out;
+
+	parse_args(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	out = cfg.interval > 0 ? stderr : stdout;
+	tty = !cfg.quiet && isatty(2);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (cfg.hdr_log)
+		hdr_log_open(cfg.hdr_log);
+
+	run = tally_new();
+	agg = tally_new();
+	best = tally_new();
+	worst = tally_new();
+	if (cfg.run_count > 1)
+		run_json = xcalloc((size_t)cfg.run_count, sizeof(*run_json));
+
+	/*
+	 * Every run has threads and connections of its own, started afresh;
+	 * the warm-up (sets that fill the server) happens once, before the
+	 * first.
+	 */
+	for (int r = 0; r < cfg.run_count; r++) {
+		if (r)
+			threads_free();
+		threads_start(r);
+		if (!r && cfg.warmup)
+			do_warmup(tty);
+		wait_connections();
+		output_set_run(cfg.run_count > 1 ? r + 1 : 0);
+		res = measure(run, &base, tty);
+		runs++;
+		tally_add(agg, run);
+		agg_res.secs += res.secs;
+		agg_res.cpu += res.cpu;
+		if (res.end != END_NORMAL)
+			agg_res.end = res.end;
+		if (cfg.run_count > 1 && !cfg.quiet) {
+			fprintf(out, "run %d of %d\n", r + 1, cfg.run_count);
+			print_summary(out, res.secs, res.cpu, run, res.end);
+		}
+		if (run_json)
+			run_json[r] = json_run_text(r + 1, res.secs, res.cpu, run, res.end);
+		if (r == 0 || ops_per_s(run, &res) > ops_per_s(best, &best_res)) {
+			keep_run(best, &best_res, run, &res);
+			best_no = r + 1;
+		}
+		if (r == 0 || ops_per_s(run, &res) < ops_per_s(worst, &worst_res)) {
+			keep_run(worst, &worst_res, run, &res);
+			worst_no = r + 1;
+		}
+		/* Ctrl-C, or no server: no further run */
+		if (res.end == END_INTERRUPTED || res.end == END_CONNECT_TIMEOUT)
+			break;
+	}
+	if (cfg.hdr_log)
+		hdr_log_close();
+	if (cfg.run_count == 1) {
+		if (!cfg.quiet)
+			print_summary(out, agg_res.secs, agg_res.cpu, agg, agg_res.end);
+		if (cfg.json)
+			write_json(cfg.json, agg_res.secs, agg_res.cpu, agg,
+				   agg_res.end, &g_collect_lock, NULL, 0, 0, 0);
+	} else {
+		if (!cfg.quiet) {
+			fprintf(out, "BEST RUN (run %d of %d, the most ops/s)\n",
+				best_no, runs);
+			print_summary(out, best_res.secs, best_res.cpu, best, best_res.end);
+			fprintf(out, "WORST RUN (run %d of %d, the fewest ops/s)\n",
+				worst_no, runs);
+			print_summary(out, worst_res.secs, worst_res.cpu, worst,
+				      worst_res.end);
+			fprintf(out, "AGGREGATED AVERAGE RESULTS (%d runs: counts summed, "
+				"rates over the summed durations, latency of the merged "
+				"histograms)\n", runs);
+			print_summary(out, agg_res.secs, agg_res.cpu, agg, agg_res.end);
+		}
+		if (cfg.json)
+			write_json(cfg.json, agg_res.secs, agg_res.cpu, agg,
+				   agg_res.end, &g_collect_lock, run_json, runs,
+				   best_no, worst_no);
+	}
+	/* every condition that applies is named; the status is the lowest */
+	if (agg->all.verify_errors) {
+		fprintf(stderr, "loadgen: %llu values failed verification\n",
+			(unsigned long long)agg->all.verify_errors);
+		status = EX_VERIFY;
+	}
+	if (!agg->all.ops) {
+		fprintf(stderr, "loadgen: no request completed\n");
+		status = status ? status : EX_NONE;
+	}
+	if (agg->all.errors) {
+		fprintf(stderr, "loadgen: %llu requests failed\n",
+			(unsigned long long)agg->all.errors);
+		status = status ? status : EX_FAILED;
+	}
+	if (agg_res.end == END_TIMEOUT) {
+		fprintf(stderr, "loadgen: timed out after %g s with %llu of %llu requests answered (--timeout)\n",
+			cfg.timeout,
+			(unsigned long long)(agg->all.ops + agg->all.errors),
+			(unsigned long long)(cfg.ops * (uint64_t)runs));
+		status = status ? status : EX_TIMEOUT;
+	}
+	for (int r = 0; run_json && r < runs; r++)
+		free(run_json[r]);
+	free(run_json);
+	free(worst);
+	free(best);
+	free(agg);
+	free(run);
 	return status;
 }

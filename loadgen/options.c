@@ -42,6 +42,11 @@ static const char usage_text[] =
 "                         poisson (exponential intervals of the same mean)\n"
 "  -d, --duration S       run for S seconds (default 10 unless --ops)\n"
 "  -n, --ops N            stop after N requests in total\n"
+"      --run-count N      run the test N times (1), each with new connections,\n"
+"                         the warm-up only before the first; then the best\n"
+"                         and the worst run (by ops/s) and the aggregate of\n"
+"                         all: counts summed, latency of the merged\n"
+"                         histograms\n"
 "      --pin              pin load thread i to the i-th CPU it may run on\n"
 "                         (modulo their number), as memcaslap does\n"
 "      --sched-batch      run the load threads under SCHED_BATCH, which the\n"
@@ -396,7 +401,7 @@ enum {
 	O_PREFIX = 256, O_DIST, O_GET_RATIO, O_RATIO, O_SEED, O_CONNECT_TIMEOUT,
 	O_ARRIVALS, O_SCRAMBLE, O_KEY_SIZE, O_MIX, O_META, O_WARMUP_ORDER,
 	O_HDR_LOG, O_PIN, O_SCHED_BATCH, O_TIMEOUT, O_EXPIRY, O_SET_DIST,
-	O_KEY_MIN, O_PERCENTILES, O_SIZE_LIST,
+	O_KEY_MIN, O_PERCENTILES, O_SIZE_LIST, O_RUN_COUNT,
 };
 
 static const struct option long_opts[] = {
@@ -407,6 +412,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ops", required_argument, NULL, 'n' },
+	{ "run-count", required_argument, NULL, O_RUN_COUNT },
 	{ "keys", required_argument, NULL, 'k' },
 	{ "key-prefix", required_argument, NULL, O_PREFIX },
 	{ "dist", required_argument, NULL, O_DIST },
@@ -448,6 +454,7 @@ void parse_args(int argc, char **argv)
 	char err[256];
 
 	cfg.threads = 1;
+	cfg.run_count = 1;
 	cfg.conns = 10;
 	cfg.pipeline = 1;
 	cfg.keys = 100000;
@@ -494,6 +501,9 @@ void parse_args(int argc, char **argv)
 			break;
 		case 'k':
 			cfg.keys = parse_uint("--keys", optarg, 1, UINT64_MAX / 2);
+			break;
+		case O_RUN_COUNT:
+			cfg.run_count = (int)parse_uint("--run-count", optarg, 1, 100000);
 			break;
 		case O_PREFIX:
 			cfg.prefix = optarg;

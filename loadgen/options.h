@@ -85,6 +85,7 @@ struct config {
 	int pin;		/* --pin: thread i on the i-th allowed CPU */
 	int sched_batch;	/* --sched-batch: load threads under SCHED_BATCH */
 	int warmup;
+	int run_count;		/* --run-count: measured runs, the warm-up once */
 	int verify;
 	int uncorrected;	/* -U: also latency from the actual send */
 	double interval;

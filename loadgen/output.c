@@ -102,6 +102,13 @@ static void json_commands(FILE *f, double secs, const struct tally *a,
 	fputc('}', f);
 }
 
+static int cur_run;
+
+void output_set_run(int run)
+{
+	cur_run = run;
+}
+
 void print_interval_json(double t, double secs, const struct tally *a,
 			 const struct census *cen)
 {
@@ -109,7 +116,11 @@ void print_interval_json(double t, double secs, const struct tally *a,
 	struct hist *h = xcalloc(1, sizeof(*h));
 
 	tally_merged(a, h);
-	printf("{\"t\":%.3f,\"ops\":%llu,\"ops_per_s\":%.1f,\"gets\":%llu,"
+	if (cur_run)
+		printf("{\"run\":%d,", cur_run);
+	else
+		putchar('{');
+	printf("\"t\":%.3f,\"ops\":%llu,\"ops_per_s\":%.1f,\"gets\":%llu,"
 	       "\"sets\":%llu,\"deletes\":%llu,\"touches\":%llu,\"hits\":%llu,"
 	       "\"misses\":%llu,\"hit_ratio\":%.4f,\"misses_purged\":%llu,"
 	       "\"misses_never_cached\":%llu,\"hits_rebuilt\":%llu,\"errors\":%llu,"
@@ -228,13 +239,14 @@ static void json_config(FILE *f)
 	fputc(']', f);
 	fprintf(f, ",\"multiget\":%d,\"multiget_min\":%d,\"meta\":%s,"
 		"\"warmup\":%s,\"warmup_order\":\"%s\",\"verify\":%s,"
-		"\"pin\":%s,\"sched_batch\":%s,\"uncorrected\":%s}",
+		"\"pin\":%s,\"sched_batch\":%s,\"uncorrected\":%s,"
+		"\"run_count\":%d}",
 		cfg.multiget, cfg.multiget_min, cfg.meta ? "true" : "false",
 		cfg.warmup ? "true" : "false",
 		cfg.warmup_random ? "random" : "sequential",
 		cfg.verify ? "true" : "false", cfg.pin ? "true" : "false",
 		cfg.sched_batch ? "true" : "false",
-		cfg.uncorrected ? "true" : "false");
+		cfg.uncorrected ? "true" : "false", cfg.run_count);
 }
 
 /*
@@ -299,22 +311,19 @@ static void json_servers(FILE *f, const struct tally *a)
 	fputc(']', f);
 }
 
-void write_json(const char *path, double secs, double cpu,
-		const struct tally *a, int end, const struct hist *collect_lock)
+/*
+ * "interrupted":..,"duration_s":..,"ops":.. ... "histogram":{..}: the
+ * figures of a run, or of the aggregate of several, and the series
+ * recorded so far (which are taken).
+ */
+static void json_result(FILE *f, double secs, double cpu,
+			const struct tally *a, int end)
 {
 	const struct stats *s = &a->all;
-	struct hist *h;
-	FILE *f = fopen(path, "w");
+	struct hist *h = xcalloc(1, sizeof(*h));
 
-	if (!f) {
-		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
-		return;
-	}
-	h = xcalloc(1, sizeof(*h));
 	tally_merged(a, h);
-	fputs("{\"config\":", f);
-	json_config(f);
-	fprintf(f, ",\"interrupted\":%s,\"timeout\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
+	fprintf(f, "\"interrupted\":%s,\"timeout\":%s,\"duration_s\":%.3f,\"ops\":%llu,"
 		"\"ops_per_s\":%.1f,\"gets\":%llu,\"sets\":%llu,\"deletes\":%llu,"
 		"\"touches\":%llu,\"hits\":%llu,\"misses\":%llu,\"hit_ratio\":%.4f,"
 		"\"misses_purged\":%llu,\"misses_never_cached\":%llu,"
@@ -350,10 +359,6 @@ void write_json(const char *path, double secs, double cpu,
 	json_commands(f, secs, a, 1);
 	fputc(',', f);
 	json_servers(f, a);
-	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
-		"\"max_us\":%.3f}",
-		(unsigned long long)collect_lock->total,
-		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
 	fprintf(f, ",\"loop\":{\"wakeups\":%llu,\"handled\":%llu}",
 		(unsigned long long)a->wakeups, (unsigned long long)a->handled);
 	fputs(",\"uncorrected\":", f);
@@ -383,10 +388,53 @@ void write_json(const char *path, double secs, double cpu,
 	nseries = series_cap = 0;
 	fputs("],\"histogram\":", f);
 	hist_write_json(h, f);
+	free(h);
+}
+
+char *json_run_text(int run, double secs, double cpu, const struct tally *a,
+		    int end)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		die("out of memory");
+	fprintf(f, "{\"run\":%d,", run);
+	json_result(f, secs, cpu, a, end);
+	fputc('}', f);
+	if (fclose(f) || !text)
+		die("out of memory");
+	return text;
+}
+
+void write_json(const char *path, double secs, double cpu,
+		const struct tally *a, int end, const struct hist *collect_lock,
+		char **runs, int nruns, int best, int worst)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fputs("{\"config\":", f);
+	json_config(f);
+	fputc(',', f);
+	json_result(f, secs, cpu, a, end);
+	fprintf(f, ",\"collect_lock\":{\"count\":%llu,\"p50_us\":%.3f,"
+		"\"max_us\":%.3f}",
+		(unsigned long long)collect_lock->total,
+		us(hist_percentile(collect_lock, 50)), us(collect_lock->max));
+	if (nruns) {
+		fputs(",\"runs\":[", f);
+		for (int i = 0; i < nruns; i++)
+			fprintf(f, "%s%s", i ? "," : "", runs[i]);
+		fprintf(f, "],\"best_run\":%d,\"worst_run\":%d", best, worst);
+	}
 	fputs("}\n", f);
 	if (fclose(f))
 		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
-	free(h);
 }
 
 /* LABEL p50 ..  p90 ..  (the --print-percentiles)  max .. */

@@ -25,9 +25,25 @@ void print_interval_json(double t, double secs, const struct tally *a,
 /* The progress line on a terminal (stderr). */
 void print_progress(double t, double secs, const struct tally *a,
 		    const struct census *cen);
-/* --json: collect_lock is how long collecting held the threads' locks. */
+/*
+ * The run the interval lines belong to, which they then name as "run"
+ * (1 the first; 0, the default, when --run-count is 1: no "run").
+ */
+void output_set_run(int run);
+/*
+ * --json with --run-count: one run's object (its figures, histograms and
+ * series; the series recorded so far are taken), malloc'ed text.
+ */
+char *json_run_text(int run, double secs, double cpu, const struct tally *a,
+		    int end);
+/*
+ * --json: collect_lock is how long collecting held the threads' locks.
+ * With --run-count, a is the aggregate of the nruns runs, whose objects
+ * (json_run_text) are runs[], and best and worst are run numbers.
+ */
 void write_json(const char *path, double secs, double cpu,
-		const struct tally *a, int end, const struct hist *collect_lock);
+		const struct tally *a, int end, const struct hist *collect_lock,
+		char **runs, int nruns, int best, int worst);
 void print_summary(FILE *f, double secs, double cpu, const struct tally *a,
 		   int end);
 /* One entry of the --json file's series (see print_interval_json). */

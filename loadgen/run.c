@@ -282,7 +282,7 @@ static void thread_wake(struct thread *t)
 		die("eventfd: %s", strerror(errno));
 }
 
-static void thread_init(struct thread *t, int id)
+static void thread_init(struct thread *t, int id, int run)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 
@@ -298,7 +298,8 @@ static void thread_init(struct thread *t, int id)
 	if (t->wakefd < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->wakefd, &ev))
 		die("eventfd: %s", strerror(errno));
 	t->timer_armed = INT64_MAX;
-	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1);
+	rng_seed(&t->rng, cfg.seed * 1000003 + (uint64_t)id + 1 +
+		 (uint64_t)run * 0x9e3779b97f4a7c15ULL);
 	for (int role = 0; role < ROLE_COUNT; role++) {
 		const struct dist_spec *d = &cfg.dist[role];
 		int kind = d->kind == KD_ZIPF && cfg.scramble ? KD_SCRAMBLED : d->kind;
@@ -320,7 +321,7 @@ static void thread_init(struct thread *t, int id)
 	if (cfg.ops)
 		t->quota = cfg.ops / (uint64_t)cfg.threads +
 			   ((uint64_t)id < cfg.ops % (uint64_t)cfg.threads);
-	t->phase = cfg.warmup ? PH_WARMUP : PH_WAIT;
+	t->phase = cfg.warmup && !run ? PH_WARMUP : PH_WAIT;
 	t->wu_next = cfg.keys * (uint64_t)id / (uint64_t)cfg.threads;
 	t->wu_end = cfg.keys * (uint64_t)(id + 1) / (uint64_t)cfg.threads;
 	pthread_mutex_init(&t->lock, NULL);
@@ -335,14 +336,18 @@ static void thread_init(struct thread *t, int id)
 		conn_init(&t->conns[i], t, (id * cfg.conns + i) % cfg.nservers);
 }
 
-void threads_start(void)
+void threads_start(int run)
 {
-	hist_init(&g_collect_lock);
+	/* how long collect held the locks, over every run */
+	if (!run)
+		hist_init(&g_collect_lock);
 	g_start = now_ns();
-	atomic_store(&g_phase, cfg.warmup ? PH_WARMUP : PH_WAIT);
+	atomic_store(&g_settled, 0);
+	atomic_store(&g_connected, 0);
+	atomic_store(&g_phase, cfg.warmup && !run ? PH_WARMUP : PH_WAIT);
 	threads = xcalloc((size_t)cfg.threads, sizeof(*threads));
 	for (int i = 0; i < cfg.threads; i++)
-		thread_init(&threads[i], i);
+		thread_init(&threads[i], i, run);
 	for (int i = 0; i < cfg.threads; i++)
 		if (pthread_create(&threads[i].tid, NULL, thread_main, &threads[i]))
 			die("pthread_create failed");
@@ -360,6 +365,26 @@ void run_begin(int64_t t0)
 	 */
 	for (int i = 0; i < cfg.threads; i++)
 		thread_wake(&threads[i]);
+}
+
+void threads_free(void)
+{
+	for (int i = 0; i < cfg.threads; i++) {
+		struct thread *t = &threads[i];
+
+		for (int j = 0; j < t->nconns; j++)
+			conn_free(&t->conns[j]);
+		free(t->conns);
+		heap_free(&t->timers);
+		close(t->epfd);
+		close(t->tfd);
+		close(t->wakefd);
+		pthread_mutex_destroy(&t->lock);
+		free(t->tally);
+		free(t->spare);
+	}
+	free(threads);
+	threads = NULL;
 }
 
 int64_t threads_join(int *timed_out)

@@ -16,8 +16,14 @@
 extern atomic_int g_stop;	/* end the run (Ctrl-C, --connect-timeout) */
 extern atomic_int g_conn_timed_out;	/* --connect-timeout ended the run */
 
-/* Start the load threads; they connect, and warm up with --warmup. */
-void threads_start(void);
+/*
+ * Start the load threads of run number run (0 the first): they connect,
+ * and in the first run warm up with --warmup.  A later run's threads draw
+ * other keys and commands (their seeds mix in the run number).
+ */
+void threads_start(int run);
+/* Close and free the joined threads' connections and state. */
+void threads_free(void);
 /* --warmup: wait until every thread has set its share of the keys. */
 void do_warmup(int tty);
 /* Wait until the connections are up (see run.c). */

@@ -139,7 +139,8 @@ for args in "--threads 0" "--conns x" "--dist pareto" "--bogus" "--gen size=0" \
 	"--data-size-list 100:0" "--data-size-list 100:-2" "--data-size-list 0:1" \
 	"--data-size-list 67108865:1" "--data-size-list 100:1,x:2" \
 	"--gen size=10 --data-size-list 100:1" \
-	"-s 127.0.0.1:1 -s 127.0.0.1:2 -s 127.0.0.1:3 -t 1 -c 2"; do
+	"-s 127.0.0.1:1 -s 127.0.0.1:2 -s 127.0.0.1:3 -t 1 -c 2" \
+	"--run-count 0" "--run-count x" "--run-count 100001"; do
 	# shellcheck disable=SC2086
 	$LG $args > "$TMP/out" 2> "$TMP/err"
 	st=$?
@@ -1110,6 +1111,95 @@ PY
 rc=$?
 [ "$st" = 0 ] || rc=1
 result several_servers_share_connections $rc "exit $st; $(head -2 "$TMP/err" | tr '\n' ' ')"
+
+# --run-count: three runs of 600 requests after one warm-up of 300 keys.
+# The server's log holds the warm-up once and every run's requests; the
+# aggregate's counts are the sums of the runs', its histograms (the whole
+# run's and each command's) the merges of theirs, and its percentiles
+# those of the merged counts, recomputed here (averaging the runs'
+# percentiles would not give them; the p100 of the aggregate is the
+# largest of the runs').  The sanitizer build runs two runs over two
+# servers (threads and connections freed and started again) without a
+# report.
+start_fake --log "$TMP/rc.log"
+$LG -s 127.0.0.1:$FS_PORT -c 2 -p 2 -n 600 -k 300 --warmup --run-count 3 \
+	--mix get=8,set=1,delete=1 --print-percentiles 50,90,99,99.9,100 \
+	--json "$TMP/rc.json" > "$TMP/rc.out" 2> "$TMP/err"
+st=$?
+stop "$FS_PID"
+start_fake
+$ASAN -s 127.0.0.1:$FS_PORT -s 127.0.0.1:$FS_PORT -c 3 -n 200 -k 300 \
+	--warmup --run-count 2 -i 0.1 --json "$TMP/rca.json" > "$TMP/rca.ivl" 2> "$TMP/rca.err"
+st2=$?
+stop "$FS_PID"
+python3 - "$TMP/rc.log" "$TMP/rc.json" "$TMP/rc.out" "$TMP/err" "$TMP/rca.ivl" <<'PY'
+import json, sys
+from collections import Counter
+log = sum(1 for _ in open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+out = open(sys.argv[3]).read()
+err = open(sys.argv[4]).read()
+runs = d["runs"]
+assert log == 300 + 3 * 600, log
+assert err.count("warmup:") == 1, err
+assert [r["run"] for r in runs] == [1, 2, 3] and d["config"]["run_count"] == 3
+for k in ("ops", "gets", "sets", "deletes", "hits", "misses", "errors",
+          "unfinished", "conn_errors", "bytes_sent", "bytes_received"):
+    assert d[k] == sum(r[k] for r in runs), (k, d[k], [r[k] for r in runs])
+assert d["ops"] == 1800 and all(r["ops"] == 600 for r in runs)
+assert abs(d["duration_s"] - sum(r["duration_s"] for r in runs)) <= 0.003
+
+def merged(hists):
+    c = Counter()
+    for h in hists:
+        for v, n in h["buckets"]:
+            c[v] += n
+    return c
+
+def percentile(c, mx, p):
+    """hist_percentile: the top of the counter holding the sample of rank
+    ceil(p/100 * total), at most the maximum"""
+    total = sum(c.values())
+    k = max(1, min(total, (round(p * 1e7) * total + 999999999) // 1000000000))
+    seen = 0
+    for v in sorted(c):
+        seen += c[v]
+        if seen >= k:
+            w = 1 if v < 2048 else 2 ** (v.bit_length() - 11)
+            return min(v + w - 1, mx)
+
+pairs = [(d, runs)] + [(d["commands"][c], [r["commands"][c] for r in runs])
+                       for c in ("get", "set", "delete")]
+for agg, parts in pairs:
+    c = merged(p["histogram"] for p in parts)
+    h = agg["histogram"]
+    assert dict(c) == {v: n for v, n in h["buckets"]}, "not the merge"
+    assert h["total"] == sum(p["histogram"]["total"] for p in parts)
+    mx = max(p["histogram"]["max"] for p in parts)
+    assert h["max"] == mx
+    for p, val in agg["percentiles_us"].items():
+        want = percentile(c, mx, float(p)) / 1000
+        assert abs(val - want) <= 0.051, (p, val, want)
+    assert agg["percentiles_us"]["100"] == max(p["percentiles_us"]["100"] for p in parts)
+best = max(runs, key=lambda r: r["ops_per_s"])
+worst = min(runs, key=lambda r: r["ops_per_s"])
+assert (d["best_run"], d["worst_run"]) == (best["run"], worst["run"])
+for i in (1, 2, 3):
+    assert out.count("run %d of 3\n" % i) == 1, out
+assert "BEST RUN (run %d of 3" % best["run"] in out, out
+assert "WORST RUN (run %d of 3" % worst["run"] in out, out
+agg = out[out.index("AGGREGATED AVERAGE RESULTS"):]
+assert "ops         1800  (" in agg, agg
+assert d["series"] == [] and all(r["series"] for r in runs)
+# the interval lines name their run, and add up to each run's 200
+ivl = [json.loads(l) for l in open(sys.argv[5])]
+assert {l["run"] for l in ivl} == {1, 2}, ivl
+assert [sum(l["ops"] for l in ivl if l["run"] == r) for r in (1, 2)] == [200, 200]
+PY
+rc=$?
+[ "$st" = 0 ] && [ "$st2" = 0 ] || rc=1
+grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$TMP/rca.err" && rc=1
+result run_count_aggregates_runs $rc "exit $st, $st2; $(head -3 "$TMP/err" | tr '\n' ' ') $(grep -m2 'Sanitizer\|runtime error' "$TMP/rca.err")"
 
 # Scrambled Zipf and a random warm-up order, as the server sees them
 start_fake --log "$TMP/fz.log"
