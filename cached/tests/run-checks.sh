@@ -57,6 +57,14 @@ finish_bg fuzz-store-asan
 start_bg fuzz-store-madvfree-asan build-asan/fuzz_store -M -s 200001 -n 40 -o 4000
 run fuzz-store-madvfree tests/fuzz_store -M -s 1 -n 100 -o 4000
 finish_bg fuzz-store-madvfree-asan
+# The tests from here to the fuzzer mostly wait on sockets, timers and
+# sleeps (fetch.py: 49 s of CPU in 88 s), so the slowest of them run two
+# at a time: memcached's own t/ files against the ASan daemon (expiry,
+# timeouts) from here to the fetch tests, and the ASan run of limits and
+# of fetch beside the plain one.  Every test takes its own free ports and temporary files.  The
+# latency checks that a busy host could fail (scrape's p99 ratio) run
+# alone.
+start_bg memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
 run diffrandom $PY tests/diffrandom.py
@@ -69,17 +77,16 @@ run clients $PY tests/clients.py
 run clients-asan env CACHED_BIN=build-asan/cached $PY tests/clients.py
 run robustness $PY tests/robust.py
 run robustness-asan env CACHED_BIN=build-asan/cached RSS_LIMIT_KB=900000 $PY tests/robust.py
+start_bg limits-asan env CACHED_BIN=build-asan/cached $PY tests/limits.py
 run limits $PY tests/limits.py
-run limits-asan env CACHED_BIN=build-asan/cached $PY tests/limits.py
+finish_bg limits-asan
 run compat $PY tests/compat.py
 run compat-asan env CACHED_BIN=build-asan/cached $PY tests/compat.py
 run upstream-origin $PY tests/upstream.py
 run upstream-origin-asan env CACHED_BIN=build-asan/cached $PY tests/upstream.py
-# memcached's t/ tests mostly wait (expiry, timeouts): beside the fetch
-# pool's, which mostly wait for their origin
-start_bg memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
+start_bg fetch-pool-asan env CACHED_BIN=build-asan/cached $PY tests/fetch.py
 run fetch-pool $PY tests/fetch.py
-run fetch-pool-asan env CACHED_BIN=build-asan/cached $PY tests/fetch.py
+finish_bg fetch-pool-asan
 finish_bg memcached-t-asan
 run scrape $PY tests/scrape.py
 run scrape-asan env CACHED_BIN=build-asan/cached SCRAPE_ITEMS=200000 $PY tests/scrape.py
