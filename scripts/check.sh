@@ -222,8 +222,19 @@ for g in $GUEST_SUITES; do want "$g" && guest_wanted=1; done
 if [ "$guest_wanted" = 1 ]; then
 	say "builds"
 	build kernel-tree "$ROOT/scripts/kernel-tree.sh"
-	build kernel "$ROOT/scripts/kernel-build.sh" normal
-	build kernel-debug "$ROOT/scripts/kernel-build.sh" debug
+	# The two kernels build at once, into their own folders: a build the
+	# compiler cache mostly answers uses 1.6 of the 2 cores, and its links
+	# one (3 min 17 s for both, against 4 min 15 s one after the other).
+	"$ROOT/scripts/kernel-build.sh" debug &
+	debug_build=$!
+	if ! "$ROOT/scripts/kernel-build.sh" normal; then
+		kill "$debug_build" 2>/dev/null || true
+		wait "$debug_build" 2>/dev/null || true
+		count kernel 0 1 1
+		totals || true
+		exit 1
+	fi
+	build kernel-debug wait "$debug_build"
 	build image "$ROOT/scripts/image-build.sh"
 	# Every patch of the series builds, without a compiler warning, and
 	# boots with its KUnit suite passing: 'make kernel-steps', or this
