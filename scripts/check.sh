@@ -129,11 +129,13 @@ kunit_suite() {
 build() {
 	local name=$1
 	shift
-	if ! "$@"; then
-		count "$name" 0 1 1
-		totals || true
-		exit 1
-	fi
+	"$@" || build_failed "$name"
+}
+
+build_failed() {
+	count "$1" 0 1 1
+	totals || true
+	exit 1
 }
 
 say "host suites"
@@ -230,9 +232,7 @@ if [ "$guest_wanted" = 1 ]; then
 	if ! "$ROOT/scripts/kernel-build.sh" normal; then
 		kill "$debug_build" 2>/dev/null || true
 		wait "$debug_build" 2>/dev/null || true
-		count kernel 0 1 1
-		totals || true
-		exit 1
+		build_failed kernel
 	fi
 	build kernel-debug wait "$debug_build"
 	build image "$ROOT/scripts/image-build.sh"

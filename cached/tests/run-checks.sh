@@ -61,9 +61,9 @@ finish_bg fuzz-store-madvfree-asan
 # sleeps (fetch.py: 49 s of CPU in 88 s), so the slowest of them run two
 # at a time: memcached's own t/ files against the ASan daemon (expiry,
 # timeouts) from here to the fetch tests, and the ASan run of limits and
-# of fetch beside the plain one.  Every test takes its own free ports and temporary files.  The
-# latency checks that a busy host could fail (scrape's p99 ratio) run
-# alone.
+# of fetch beside the plain one.  Every test takes its own free ports and
+# temporary files.  The latency checks that a busy host could fail
+# (scrape's p99 ratio) run alone.
 start_bg memcached-t-asan env CACHED_BIN=build-asan/cached bash tests/memcached-t.sh
 run difftest $PY tests/difftest.py
 run difftest-asan env CACHED_BIN=build-asan/cached $PY tests/difftest.py
